@@ -1,0 +1,65 @@
+"""The ``demostudio`` command. Each command group lives in its own module with a
+``register(subparsers)`` function; modules import pygame, torch and agents lazily, inside the
+command that needs them, so ``demostudio ls`` starts fast and works without a display."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+
+from demostudio.episode import EpisodeError, UnknownEnvError
+
+COMMAND_MODULES = (
+    "demostudio.cli.library_cmds",
+    "demostudio.cli.record_cmd",
+    # play (issue 3)
+    # replay/export (issue 4)
+    # train (issue 5)
+    # data (issue 7)
+)
+# The command run by a bare ``demostudio`` (registered by the play module).
+DEFAULT_COMMAND = "launch"
+
+
+class CommandError(Exception):
+    """A user error: printed as ``demostudio: error: ...`` with exit status 2, no traceback."""
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="demostudio",
+        description="Play and record Gymnasium games, scrub episodes, learn from demonstrations.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in COMMAND_MODULES:
+        importlib.import_module(name).register(subparsers)
+    parser.set_defaults(commands=tuple(subparsers.choices))
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser()
+    if not argv and DEFAULT_COMMAND in parser.get_default("commands"):
+        argv = [DEFAULT_COMMAND]
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except (CommandError, EpisodeError, UnknownEnvError) as exc:
+        print(f"demostudio: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("demostudio: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:  # e.g. `demostudio ls | head`
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
+
+
+__all__ = ["COMMAND_MODULES", "CommandError", "build_parser", "main"]

@@ -1,0 +1,149 @@
+"""Command-line flags generated from a config dataclass (the project's one CLI mechanism).
+
+Each field becomes ``--field-name`` (or a positional argument, with
+``metadata={"positional": True}``) with the field's type, default and help text. The help
+text is the field's docstring (a string literal right below it, as in Acme and CleanRL
+configs) or ``metadata={"help": ...}``. Booleans get ``--flag / --no-flag``; ``Literal``
+fields get choices; ``tuple[...]`` / ``list[...]`` fields take several values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import dataclasses
+import inspect
+import itertools
+import textwrap
+import types
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
+
+
+@cache
+def field_docs(cls: type) -> dict[str, str]:
+    """Docstrings written under dataclass fields, for ``cls`` and its dataclass bases."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        try:
+            source = textwrap.dedent(inspect.getsource(klass))
+        except (OSError, TypeError):
+            continue
+        body = ast.parse(source).body[0].body
+        for node, nxt in itertools.pairwise(body):
+            if (
+                isinstance(node, ast.AnnAssign)
+                and isinstance(node.target, ast.Name)
+                and isinstance(nxt, ast.Expr)
+                and isinstance(nxt.value, ast.Constant)
+                and isinstance(nxt.value.value, str)
+            ):
+                docs[node.target.id] = " ".join(nxt.value.value.split())
+    return docs
+
+
+def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
+    if get_origin(tp) in (Union, types.UnionType):
+        args = [a for a in get_args(tp) if a is not type(None)]
+        if len(args) == 1 and len(get_args(tp)) == 2:
+            return args[0], True
+    return tp, False
+
+
+def _scalar_parser(tp: Any) -> Any:
+    if tp is Path:
+        return Path
+    if tp in (int, float, str):
+        return tp
+    raise TypeError(
+        f"expected a field type of int, float, str, bool, Path, Literal, tuple "
+        f"or list of those, got {tp!r}"
+    )
+
+
+def _none_or(parse: Any) -> Any:
+    def convert(text: str) -> Any:
+        return None if text.lower() in ("none", "null") else parse(text)
+
+    convert.__name__ = getattr(parse, "__name__", "value")
+    return convert
+
+
+def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
+    """Add one flag per field of dataclass ``cls`` to ``parser``."""
+    hints = get_type_hints(cls)
+    docs = field_docs(cls)
+    for f in dataclasses.fields(cls):
+        if not f.init or f.metadata.get("cli", True) is False:
+            continue
+        tp, optional = _unwrap_optional(hints[f.name])
+        flag = "--" + f.name.replace("_", "-")
+        if f.default is not dataclasses.MISSING:
+            default = f.default
+        elif f.default_factory is not dataclasses.MISSING:
+            default = f.default_factory()
+        else:
+            default = None
+        help_text = f.metadata.get("help") or docs.get(f.name, "")
+        kwargs: dict[str, Any] = {"dest": f.name, "default": default}
+        if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+            kwargs["required"] = True
+        if tp is bool:
+            kwargs["action"] = argparse.BooleanOptionalAction
+            kwargs["help"] = help_text
+        else:
+            origin = get_origin(tp)
+            if origin is Literal:
+                kwargs["choices"] = list(get_args(tp))
+                kwargs["type"] = type(get_args(tp)[0])
+            elif origin in (tuple, list):
+                inner = [a for a in get_args(tp) if a is not Ellipsis]
+                kwargs["type"] = _scalar_parser(inner[0] if inner else str)
+                kwargs["nargs"] = "*"
+            else:
+                kwargs["type"] = _scalar_parser(tp)
+            if optional:
+                kwargs["type"] = _none_or(kwargs["type"])
+            shown = "none" if default is None else default
+            kwargs["help"] = f"{help_text} (default: {shown})".strip()
+            kwargs["metavar"] = f.name.upper() if "choices" not in kwargs else None
+        if f.metadata.get("positional"):
+            kwargs.pop("dest")
+            kwargs.pop("required", None)
+            kwargs.pop("metavar", None)
+            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+                kwargs["nargs"] = "?"
+            parser.add_argument(f.name, **kwargs)
+        else:
+            parser.add_argument(flag, **kwargs)
+
+
+def dataclass_from_args(cls: type, namespace: argparse.Namespace, **overrides: Any) -> Any:
+    """Build ``cls`` from the parsed flags (tuple fields turned back into tuples)."""
+    hints = get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or not hasattr(namespace, f.name):
+            continue
+        value = getattr(namespace, f.name)
+        tp, _ = _unwrap_optional(hints[f.name])
+        if get_origin(tp) is tuple and isinstance(value, list):
+            value = tuple(value)
+        values[f.name] = value
+    values.update(overrides)
+    return cls(**values)
+
+
+def config_parser(cls: type, prog: str, description: str | None = None) -> argparse.ArgumentParser:
+    """A stand-alone parser for one config dataclass."""
+    parser = argparse.ArgumentParser(
+        prog=prog, description=description or (inspect.getdoc(cls) or "").split("\n\n")[0]
+    )
+    add_dataclass_arguments(parser, cls)
+    return parser
+
+
+__all__ = ["add_dataclass_arguments", "config_parser", "dataclass_from_args", "field_docs"]

@@ -1,0 +1,226 @@
+"""Library commands: ``ls``, ``info``, ``validate``, ``verify``, ``recover``, ``tag``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from datetime import datetime
+from pathlib import Path
+
+from demostudio.episode import (
+    describe_datasets,
+    find_episodes,
+    open_episode,
+    recover_folder,
+    recover_partial,
+    scan,
+    update_metadata,
+    validate,
+    verify_episode,
+)
+
+
+def _size(n: int) -> str:
+    for unit in ("B", "KB", "MB", "GB"):
+        if n < 1024 or unit == "GB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _when(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M")
+    except ValueError:
+        return iso[:16]
+
+
+def format_table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
+    lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(str(c).ljust(w) for c, w in zip(row, widths)).rstrip() for row in rows]
+    return "\n".join(lines)
+
+
+def cmd_ls(args: argparse.Namespace) -> int:
+    entries = scan(args.paths)
+    if not entries:
+        print(f"no episodes under {', '.join(map(str, args.paths))}")
+        return 0
+    header = [
+        "file",
+        "env",
+        "controller",
+        "player",
+        "length",
+        "return",
+        "end",
+        "recorded",
+        "size",
+        "tags",
+    ]
+    rows = []
+    bad = 0
+    for e in entries:
+        name = str(e.path)
+        if e.summary is None:
+            bad += 1
+            rows.append(
+                [
+                    name,
+                    "BAD FILE" if not e.partial else "PARTIAL",
+                    e.error or "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    "",
+                    _size(e.path.stat().st_size),
+                    "",
+                ]
+            )
+            continue
+        s = e.summary
+        end = "terminated" if s.terminated else ("truncated" if s.truncated else "-")
+        if s.recovered:
+            end += " (recovered)"
+        rows.append(
+            [
+                name,
+                s.env_id,
+                s.controller,
+                s.player or "-",
+                str(s.length),
+                f"{s.total_return:.2f}",
+                end,
+                _when(s.recorded_at),
+                _size(s.size_bytes),
+                ",".join(s.tags),
+            ]
+        )
+    print(format_table(header, rows))
+    good = len(entries) - bad
+    print(f"\n{good} episode(s)" + (f", {bad} unreadable or partial" if bad else ""))
+    return 0
+
+
+def cmd_info(args: argparse.Namespace) -> int:
+    with open_episode(args.file) as ep:
+        print(f"file: {ep.path} ({_size(ep.summary.size_bytes)})")
+        print("\nmetadata:")
+        for key in sorted(ep.attrs):
+            value = ep.attrs[key]
+            text = json.dumps(value) if not isinstance(value, str) else value
+            if key == "env_spec" and not args.full and len(text) > 100:
+                text = text[:97] + "..."
+            print(f"  {key}: {text}")
+        print("\ndatasets:")
+        rows = [
+            [name, str(shape), dtype, comp] for name, shape, dtype, comp in describe_datasets(ep)
+        ]
+        print(
+            "  "
+            + format_table(["name", "shape", "dtype", "compression"], rows).replace("\n", "\n  ")
+        )
+    return 0
+
+
+def cmd_validate(args: argparse.Namespace) -> int:
+    files = find_episodes(args.paths)
+    bad = 0
+    for path in files:
+        problems = validate(path)
+        if problems:
+            bad += 1
+            print(f"INVALID {problems[0]}")
+            for extra in problems[1:]:
+                print(f"        {extra}")
+        elif not args.quiet:
+            print(f"ok      {path}")
+    print(f"\n{len(files) - bad} valid, {bad} invalid")
+    return 1 if bad else 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    from tqdm import tqdm
+
+    failed = 0
+    for path in find_episodes(args.paths):
+        with tqdm(desc=path.name, unit="step", leave=False, disable=args.quiet) as bar:
+
+            def progress(done: int, total: int, bar=bar) -> None:
+                bar.total = total
+                bar.update(done - bar.n)
+
+            result = verify_episode(path, frames=not args.no_frames, progress=progress)
+        print(result.describe())
+        failed += not result.ok
+    return 1 if failed else 0
+
+
+def cmd_recover(args: argparse.Namespace) -> int:
+    target = Path(args.path)
+    results = recover_folder(target) if target.is_dir() else [recover_partial(target)]
+    if not results:
+        print(f"nothing to recover under {target}")
+    unusable = 0
+    for r in results:
+        if r.episode is not None:
+            print(f"recovered  {r.episode}  ({r.reason})")
+        else:
+            unusable += 1
+            print(f"unusable   {r.partial}  ({r.reason})")
+    return 1 if unusable else 0
+
+
+def cmd_tag(args: argparse.Namespace) -> int:
+    for path in find_episodes(args.files):
+        with open_episode(path) as ep:
+            tags = set(ep.summary.tags)
+        tags |= set(args.add)
+        tags -= set(args.remove)
+        update_metadata(path, tags=sorted(tags), notes=args.notes)
+        print(f"{path}: tags {','.join(sorted(tags)) or '-'}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("ls", help="list the episodes in folders, one row each")
+    p.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        default=[Path("demos")],
+        help="episode files or folders (default: demos)",
+    )
+    p.set_defaults(func=cmd_ls)
+
+    p = subparsers.add_parser("info", help="all metadata and datasets of one episode")
+    p.add_argument("file", type=Path)
+    p.add_argument("--full", action="store_true", help="do not shorten long values")
+    p.set_defaults(func=cmd_info)
+
+    p = subparsers.add_parser("validate", help="check episode files against the schema")
+    p.add_argument("paths", nargs="+", type=Path, help="episode files or folders")
+    p.add_argument("-q", "--quiet", action="store_true", help="print only invalid files")
+    p.set_defaults(func=cmd_validate)
+
+    p = subparsers.add_parser(
+        "verify", help="re-simulate episodes from their seed and actions and compare"
+    )
+    p.add_argument("paths", nargs="+", type=Path, help="episode files or folders")
+    p.add_argument("--no-frames", action="store_true", help="skip comparing rendered frames")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=cmd_verify)
+
+    p = subparsers.add_parser("recover", help="recover .partial files left by a crash")
+    p.add_argument("path", type=Path, help="a folder (searched recursively) or one .partial")
+    p.set_defaults(func=cmd_recover)
+
+    p = subparsers.add_parser("tag", help="add or remove tags (and set notes) of episodes")
+    p.add_argument("files", nargs="+", type=Path)
+    p.add_argument("--add", nargs="*", default=[], help="tags to add, e.g. good")
+    p.add_argument("--remove", nargs="*", default=[], help="tags to remove")
+    p.add_argument("--notes", default=None, help="replace the notes")
+    p.set_defaults(func=cmd_tag)

@@ -1,0 +1,82 @@
+"""``demostudio record ENV``: record episodes headless with a scripted or random policy."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+from demostudio.episode import RecordEpisodes, env_folder_name, make_env
+
+
+@dataclass
+class RecordConfig:
+    """Record episodes headless with a scripted or random policy."""
+
+    env: str = field(metadata={"positional": True})
+    """Gymnasium env id, e.g. MountainCar-v0."""
+    policy: Literal["scripted", "random"] = "scripted"
+    """Which controller plays."""
+    episodes: int = 5
+    """How many episodes to record."""
+    out: Path = Path("demos")
+    """Root folder; episodes go to OUT/<env id with / as ->/."""
+    seed: int | None = None
+    """First reset seed (then seed+1, ...); none draws a fresh 64-bit seed per episode."""
+    player: str = ""
+    """Stored as the episodes' player."""
+    frames: bool = True
+    """Record the rendered RGB frames."""
+
+
+def record(cfg: RecordConfig, progress: bool = True) -> list[Path]:
+    """Record ``cfg.episodes`` episodes; returns the saved files."""
+    from tqdm import tqdm
+
+    from demostudio.controllers import RandomController, scripted_controller
+
+    controller = (
+        scripted_controller(cfg.env) if cfg.policy == "scripted" else RandomController(cfg.seed)
+    )
+    env = make_env(cfg.env, render_mode="rgb_array" if cfg.frames else None)
+    rec = RecordEpisodes(
+        env,
+        cfg.out / env_folder_name(cfg.env),
+        controller=controller.name,
+        player=cfg.player,
+        record_frames=cfg.frames,
+    )
+    try:
+        for i in tqdm(
+            range(cfg.episodes), desc=f"record {cfg.env}", unit="ep", disable=not progress
+        ):
+            seed = None if cfg.seed is None else cfg.seed + i
+            obs, info = rec.reset(seed=seed)
+            controller.reset(rec, obs, info)
+            done = False
+            while not done:
+                obs, _, terminated, truncated, _ = rec.step(controller.act(rec, obs))
+                done = terminated or truncated
+    finally:
+        rec.close()
+    return rec.saved
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    cfg = dataclass_from_args(RecordConfig, args)
+    from demostudio.episode import read_summary
+
+    for path in record(cfg):
+        s = read_summary(path)
+        print(f"{path}  length {s.length}  return {s.total_return:.2f}")
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "record", help="record episodes headless with a scripted or random policy"
+    )
+    add_dataclass_arguments(p, RecordConfig)
+    p.set_defaults(func=cmd_record)

@@ -1,0 +1,69 @@
+"""The data layer: episode files (schema, writer, reader, recovery, validation, verification)
+and the recording wrapper. Imports numpy, h5py and gymnasium only."""
+
+from .envs import UnknownEnvError, ensure_registered, env_metadata, make_env, remake_env
+from .library import LibraryEntry, describe_datasets, scan, validate
+from .reader import (
+    EpisodeData,
+    EpisodeFile,
+    EpisodeSummary,
+    StepRecord,
+    find_episodes,
+    find_partials,
+    load_episode,
+    open_episode,
+    read_summary,
+    update_metadata,
+)
+from .recorder import RecordEpisodes, episode_filename, fresh_seed
+from .recover import Recovery, recover_folder, recover_partial
+from .schema import (
+    FORMAT_NAME,
+    SCHEMA_VERSION,
+    EpisodeError,
+    SchemaVersionError,
+    env_folder_name,
+)
+from .spaces import index_nested, space_from_json, space_to_json
+from .verify import Divergence, VerifyResult, verify_episode
+from .writer import EpisodeWriter
+
+__all__ = [
+    "FORMAT_NAME",
+    "SCHEMA_VERSION",
+    "Divergence",
+    "EpisodeData",
+    "EpisodeError",
+    "EpisodeFile",
+    "EpisodeSummary",
+    "EpisodeWriter",
+    "LibraryEntry",
+    "RecordEpisodes",
+    "Recovery",
+    "SchemaVersionError",
+    "StepRecord",
+    "UnknownEnvError",
+    "VerifyResult",
+    "describe_datasets",
+    "ensure_registered",
+    "env_folder_name",
+    "env_metadata",
+    "episode_filename",
+    "find_episodes",
+    "find_partials",
+    "fresh_seed",
+    "index_nested",
+    "load_episode",
+    "make_env",
+    "open_episode",
+    "read_summary",
+    "recover_folder",
+    "recover_partial",
+    "remake_env",
+    "scan",
+    "space_from_json",
+    "space_to_json",
+    "update_metadata",
+    "validate",
+    "verify_episode",
+]

@@ -1,0 +1,110 @@
+"""Making environments from stored ids: registering the plugin packages that provide them, and
+the metadata of an env that an episode file records."""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata
+import json
+from typing import Any
+
+import gymnasium as gym
+
+# Env id prefixes and the package whose import registers them.
+_PLUGINS = (
+    ("ALE/", "ale_py"),
+    ("MiniGrid-", "minigrid"),
+    ("BabyAI-", "minigrid"),
+)
+_VERSIONED_PACKAGES = ("demostudio", "gymnasium", "numpy", "h5py", "ale-py", "minigrid", "box2d")
+
+
+class UnknownEnvError(ValueError):
+    """An env id that Gymnasium cannot make."""
+
+
+def ensure_registered(env_id: str) -> None:
+    """Import the package that registers ``env_id`` (ale-py, minigrid) if it is one of theirs.
+
+    Raises UnknownEnvError naming the id and the package to install when it is still unknown."""
+    if env_id in gym.registry:
+        return
+    for prefix, module in _PLUGINS:
+        if env_id.startswith(prefix):
+            try:
+                mod = importlib.import_module(module)
+            except ImportError:
+                raise UnknownEnvError(
+                    f"expected a registered Gymnasium id, got {env_id!r}: it needs the "
+                    f"{module.replace('_', '-')} package (pip install "
+                    f"'demostudio[{'atari' if module == 'ale_py' else 'minigrid'}]')"
+                ) from None
+            if module == "ale_py":
+                gym.register_envs(mod)
+    if env_id not in gym.registry and ":" not in env_id:
+        raise UnknownEnvError(
+            f"expected a registered Gymnasium id, got {env_id!r} (not registered; "
+            f"`demostudio envs` lists the known ones)"
+        )
+
+
+def make_env(env_id: str, kwargs: dict[str, Any] | None = None, **extra: Any) -> gym.Env:
+    """``gymnasium.make`` after :func:`ensure_registered`; UnknownEnvError for unknown ids."""
+    ensure_registered(env_id)
+    try:
+        return gym.make(env_id, **{**(kwargs or {}), **extra})
+    except gym.error.Error as exc:
+        raise UnknownEnvError(f"cannot make {env_id!r}: {exc}") from None
+
+
+def package_versions() -> dict[str, str]:
+    out = {}
+    for name in _VERSIONED_PACKAGES:
+        try:
+            out[name] = importlib.metadata.version(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+    return out
+
+
+def action_meanings(env: gym.Env) -> list[str] | None:
+    """Names of a discrete env's actions where the env has them (ALE, MiniGrid)."""
+    base = env.unwrapped
+    getter = getattr(base, "get_action_meanings", None)
+    if callable(getter):
+        try:
+            return [str(m) for m in getter()]
+        except Exception:
+            return None
+    actions = getattr(base, "actions", None)
+    if actions is not None and hasattr(actions, "__members__"):
+        return [name for name in actions.__members__]
+    return None
+
+
+def env_metadata(env: gym.Env) -> dict[str, Any]:
+    """Root attributes describing ``env``: id, make kwargs, spec, frameskip, sticky actions."""
+    spec = env.spec
+    kwargs = {k: v for k, v in (spec.kwargs if spec else {}).items() if k != "render_mode"}
+    try:
+        spec_json = json.loads(spec.to_json()) if spec is not None else None
+    except (ValueError, TypeError, AttributeError):
+        spec_json = None
+    return {
+        "env_id": spec.id if spec else type(env.unwrapped).__name__,
+        "env_kwargs": kwargs,
+        "max_episode_steps": spec.max_episode_steps if spec else None,
+        "env_spec": spec_json,
+        "frameskip": kwargs.get("frameskip"),
+        "sticky_actions": kwargs.get("repeat_action_probability"),
+        "action_meanings": action_meanings(env),
+        "versions": package_versions(),
+    }
+
+
+def remake_env(attrs: dict[str, Any], render_mode: str | None = "rgb_array") -> gym.Env:
+    """The env an episode was recorded in, from its root attributes."""
+    extra: dict[str, Any] = {"render_mode": render_mode}
+    if attrs.get("max_episode_steps") is not None:
+        extra["max_episode_steps"] = attrs["max_episode_steps"]
+    return make_env(str(attrs["env_id"]), attrs.get("env_kwargs") or {}, **extra)

@@ -1,0 +1,118 @@
+"""The DemoStudio episode file: one episode per HDF5 file. This module is the schema's one home.
+
+Layout (schema version 1)
+-------------------------
+An episode of ``T`` steps is stored in ``<name>.h5`` (``<name>.h5.partial`` while it is being
+written). Every root attribute is a JSON document stored as HDF5 text, so nothing is ever
+unpickled on read.
+
+Root attributes (JSON):
+
+======================  ====================================================================
+``format``              ``"demostudio.episode"``
+``schema_version``      integer; readers refuse versions newer than :data:`SCHEMA_VERSION`
+``env_id``              Gymnasium id, e.g. ``"ALE/Breakout-v5"``
+``env_kwargs``          keyword arguments given to ``gymnasium.make`` (without ``render_mode``)
+``env_spec``            ``EnvSpec.to_json()`` text, or null when the env has no spec
+``seed``                the reset seed (an integer, fresh 64-bit when the caller gave none)
+``reset_options``       the options given to ``reset`` (object or null)
+``observation_space``   the observation space (see :mod:`demostudio.episode.spaces`)
+``action_space``        the action space
+``action_meanings``     list of names (ALE's ``get_action_meanings``, MiniGrid's actions) or null
+``controller``          ``"keyboard"``, ``"policy:<name>"``, ...
+``player``              who played (free text)
+``key_map``             ``{"key+key": action}`` used by a keyboard controller, or null
+``fps``                 target steps per second of the recording loop (null: as fast as possible)
+``frameskip``           frameskip setting of the env, or null
+``sticky_actions``      ``repeat_action_probability`` of the env, or null
+``versions``            ``{"demostudio": .., "gymnasium": .., "numpy": .., "ale-py": ..}``
+``recorded_at``         ISO 8601 time of the reset, with time zone
+``length``              ``T`` (written on close; recovery fills it in)
+``total_return``        sum of rewards
+``terminated``          whether the last step terminated
+``truncated``           whether the last step truncated (or the episode was cut short)
+``recovered``           true when the file was rebuilt from a ``.partial`` left by a crash
+``tags``                list of strings ("good", "bad", ...)
+``notes``               free text
+======================  ====================================================================
+
+Datasets (Minari's conventions: T steps, T+1 observations):
+
+=========================  ================  ===============================================
+``observations``           (T+1, ...)        a group for Dict / Tuple spaces (keys, or "0", "1"..)
+``actions``                (T, ...)          a group for Dict / Tuple action spaces
+``rewards``                (T,) float64
+``terminations``           (T,) bool
+``truncations``            (T,) bool
+``frames``                 (T+1, H, W, 3)    uint8 RGB, one frame per chunk, deflate level 1
+``timestamps``             (T+1,) float64    wall-clock seconds (Unix time) of reset and steps
+``keys``                   (T,) text         JSON list of the key names held for each step
+``infos/<key>``            (T+1, ...)        numeric leaves; nested dicts become groups
+``infos/<key>`` (text)     (T+1,) text       non-numeric leaves as JSON text
+``info_present/<key>``     (T+1,) bool       only where some step lacked ``<key>``
+=========================  ================  ===============================================
+
+Index 0 of ``observations``, ``frames``, ``timestamps`` and ``infos`` belongs to the reset;
+index ``t + 1`` to step ``t``. A missing numeric info value holds the dataset's fill value
+(NaN for floats, 0 otherwise) and ``info_present/<key>`` says which rows are real.
+
+While writing, datasets grow in blocks; the root attribute ``flushed_steps`` (JSON int) says
+how many steps were complete at the last flush, which is what recovery trusts.
+"""
+
+from __future__ import annotations
+
+FORMAT_NAME = "demostudio.episode"
+SCHEMA_VERSION = 1
+SUFFIX = ".h5"
+PARTIAL_SUFFIX = ".h5.partial"
+
+# Root attributes every finished episode must have.
+REQUIRED_ATTRS = (
+    "format",
+    "schema_version",
+    "env_id",
+    "env_kwargs",
+    "seed",
+    "observation_space",
+    "action_space",
+    "controller",
+    "recorded_at",
+    "length",
+    "total_return",
+    "terminated",
+    "truncated",
+)
+# Datasets (or groups) every finished episode must have, with their length relative to T.
+REQUIRED_DATASETS = {
+    "observations": 1,
+    "actions": 0,
+    "rewards": 0,
+    "terminations": 0,
+    "truncations": 0,
+    "timestamps": 1,
+}
+# Optional datasets (or groups) and their length relative to T.
+OPTIONAL_DATASETS = {"frames": 1, "keys": 0, "infos": 1, "info_present": 1}
+# Every top-level dataset or group the schema knows, with its length relative to T.
+LENGTH_OFFSETS = {**REQUIRED_DATASETS, **OPTIONAL_DATASETS}
+
+
+class EpisodeError(ValueError):
+    """A problem with an episode file, naming the file, the field and what was expected."""
+
+    def __init__(self, path: object, field: str | None, message: str):
+        self.path = str(path)
+        self.field = field
+        self.reason = message
+        where = f"{self.path}" + (f" [{field}]" if field else "")
+        super().__init__(f"{where}: {message}")
+
+
+class SchemaVersionError(EpisodeError):
+    """The file was written by a newer DemoStudio than this one."""
+
+
+def env_folder_name(env_id: str) -> str:
+    """The folder an environment's episodes live in: ``ALE/Breakout-v5`` -> ``ALE-Breakout-v5``."""
+    return env_id.replace("/", "-").replace(":", "-")

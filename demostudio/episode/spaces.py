@@ -1,0 +1,198 @@
+"""Gymnasium spaces to JSON and back, and the leaf layout used to store their values.
+
+Supported: Box, Discrete, MultiDiscrete, MultiBinary, Text, and Dict / Tuple of those (nested).
+Values of a composite space are stored as one dataset per leaf, at a path made of the Dict
+keys and Tuple indices (``observations/image``, ``actions/0``).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+
+_TEXT_DTYPE = "text"
+_PRINTABLE = "".join(chr(c) for c in range(32, 127))
+
+
+def _is_text_like(space: spaces.Space) -> bool:
+    """A non-standard space whose values are strings (MiniGrid's MissionSpace)."""
+    if isinstance(space, (spaces.Text, spaces.Dict, spaces.Tuple)):
+        return False
+    dtype = getattr(space, "dtype", None)
+    return dtype is str or (dtype is not None and np.dtype(dtype).kind == "U")
+
+
+def _encode_number(x: float) -> float | str:
+    if isinstance(x, float) and not math.isfinite(x):
+        return "nan" if math.isnan(x) else ("inf" if x > 0 else "-inf")
+    return x
+
+
+def _encode_bound(arr: np.ndarray) -> Any:
+    """A Box bound as a scalar when uniform (the common case), else a nested list."""
+    flat = arr.reshape(-1)
+    if flat.size and np.all(flat == flat[0]):
+        return _encode_number(flat[0].item())
+    return [_encode_number(v) for v in flat.tolist()]
+
+
+def _decode_bound(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+    if isinstance(value, list):
+        return np.array([float(v) for v in value], dtype=np.float64).reshape(shape).astype(dtype)
+    return np.full(shape, float(value), dtype=np.float64).astype(dtype)
+
+
+def space_to_json(space: spaces.Space) -> dict[str, Any]:
+    """A JSON-able description of ``space``; raises TypeError for unsupported spaces."""
+    if isinstance(space, spaces.Box):
+        return {
+            "type": "Box",
+            "shape": list(space.shape),
+            "dtype": np.dtype(space.dtype).str,
+            "low": _encode_bound(space.low),
+            "high": _encode_bound(space.high),
+        }
+    if isinstance(space, spaces.Discrete):
+        return {"type": "Discrete", "n": int(space.n), "start": int(space.start)}
+    if isinstance(space, spaces.MultiDiscrete):
+        return {
+            "type": "MultiDiscrete",
+            "nvec": space.nvec.tolist(),
+            "start": space.start.tolist(),
+            "dtype": np.dtype(space.dtype).str,
+        }
+    if isinstance(space, spaces.MultiBinary):
+        n = space.n
+        return {"type": "MultiBinary", "n": list(n) if not isinstance(n, int) else n}
+    if isinstance(space, spaces.Text):
+        return {
+            "type": "Text",
+            "min_length": int(space.min_length),
+            "max_length": int(space.max_length),
+            "charset": "".join(sorted(space.character_set)),
+        }
+    if _is_text_like(space):  # e.g. MiniGrid's MissionSpace: free text, stored as Text
+        return {
+            "type": "Text",
+            "min_length": 0,
+            "max_length": 4096,
+            "charset": _PRINTABLE,
+            "origin": type(space).__name__,
+        }
+    if isinstance(space, spaces.Dict):
+        return {"type": "Dict", "spaces": {k: space_to_json(s) for k, s in space.spaces.items()}}
+    if isinstance(space, spaces.Tuple):
+        return {"type": "Tuple", "spaces": [space_to_json(s) for s in space.spaces]}
+    raise TypeError(
+        f"expected a Box, Discrete, MultiDiscrete, MultiBinary, Text, Dict or Tuple space, "
+        f"got {type(space).__name__}"
+    )
+
+
+def space_from_json(data: Any) -> spaces.Space:
+    """The space described by :func:`space_to_json`'s output; ValueError when malformed."""
+    if not isinstance(data, dict) or "type" not in data:
+        raise ValueError(f"expected an object with a 'type' key, got {data!r:.80}")
+    kind = data["type"]
+    try:
+        if kind == "Box":
+            shape = tuple(int(v) for v in data["shape"])
+            dtype = np.dtype(data["dtype"])
+            low = _decode_bound(data["low"], shape, dtype)
+            high = _decode_bound(data["high"], shape, dtype)
+            return spaces.Box(low=low, high=high, shape=shape, dtype=dtype)
+        if kind == "Discrete":
+            return spaces.Discrete(int(data["n"]), start=int(data.get("start", 0)))
+        if kind == "MultiDiscrete":
+            return spaces.MultiDiscrete(
+                np.array(data["nvec"]),
+                dtype=np.dtype(data.get("dtype", "<i8")),
+                start=np.array(data["start"]) if "start" in data else None,
+            )
+        if kind == "MultiBinary":
+            return spaces.MultiBinary(data["n"])
+        if kind == "Text":
+            return spaces.Text(
+                max_length=int(data["max_length"]),
+                min_length=int(data["min_length"]),
+                charset=data["charset"],
+            )
+        if kind == "Dict":
+            return spaces.Dict({k: space_from_json(v) for k, v in data["spaces"].items()})
+        if kind == "Tuple":
+            return spaces.Tuple([space_from_json(v) for v in data["spaces"]])
+    except (KeyError, TypeError) as exc:
+        raise ValueError(f"malformed {kind} space description: missing or bad {exc}") from exc
+    raise ValueError(
+        f"expected space type Box, Discrete, MultiDiscrete, MultiBinary, Text, Dict or Tuple, "
+        f"got {kind!r}"
+    )
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One stored array of a (possibly composite) space's values."""
+
+    path: tuple[str, ...]
+    """Dict keys / Tuple indices from the space's root to this leaf."""
+    shape: tuple[int, ...]
+    """Shape of one value (without the time axis)."""
+    dtype: str
+    """numpy dtype string, or ``"text"`` for Text spaces."""
+
+    @property
+    def is_text(self) -> bool:
+        return self.dtype == _TEXT_DTYPE
+
+
+def leaves(space: spaces.Space, prefix: tuple[str, ...] = ()) -> list[Leaf]:
+    """The leaves of ``space`` in a fixed order."""
+    if isinstance(space, spaces.Dict):
+        return [leaf for k, s in space.spaces.items() for leaf in leaves(s, (*prefix, k))]
+    if isinstance(space, spaces.Tuple):
+        return [leaf for i, s in enumerate(space.spaces) for leaf in leaves(s, (*prefix, str(i)))]
+    if isinstance(space, spaces.Text) or _is_text_like(space):
+        return [Leaf(prefix, (), _TEXT_DTYPE)]
+    if isinstance(space, spaces.Discrete):
+        return [Leaf(prefix, (), np.dtype(np.int64).str)]
+    if isinstance(space, (spaces.Box, spaces.MultiDiscrete, spaces.MultiBinary)):
+        return [Leaf(prefix, tuple(space.shape), np.dtype(space.dtype).str)]
+    raise TypeError(f"expected a supported space, got {type(space).__name__}")
+
+
+def flatten_value(space: spaces.Space, value: Any) -> list[Any]:
+    """The leaf values of one ``value`` of ``space``, in :func:`leaves` order."""
+    if isinstance(space, spaces.Dict):
+        return [x for k, s in space.spaces.items() for x in flatten_value(s, value[k])]
+    if isinstance(space, spaces.Tuple):
+        return [x for s, v in zip(space.spaces, value) for x in flatten_value(s, v)]
+    if isinstance(space, spaces.Text) or _is_text_like(space):
+        return [str(value)]
+    return [np.asarray(value)]
+
+
+def unflatten_batch(space: spaces.Space, arrays: dict[tuple[str, ...], Any], prefix=()) -> Any:
+    """Batched leaf arrays (keyed by leaf path) back into the space's nesting.
+
+    A Dict space gives a ``dict``, a Tuple space a ``tuple``, anything else the leaf array.
+    """
+    if isinstance(space, spaces.Dict):
+        return {k: unflatten_batch(s, arrays, (*prefix, k)) for k, s in space.spaces.items()}
+    if isinstance(space, spaces.Tuple):
+        return tuple(
+            unflatten_batch(s, arrays, (*prefix, str(i))) for i, s in enumerate(space.spaces)
+        )
+    return arrays[prefix]
+
+
+def index_nested(value: Any, index: Any) -> Any:
+    """``value[index]`` through dicts and tuples of arrays."""
+    if isinstance(value, dict):
+        return {k: index_nested(v, index) for k, v in value.items()}
+    if isinstance(value, tuple):
+        return tuple(index_nested(v, index) for v in value)
+    return value[index]

@@ -1,0 +1,149 @@
+"""Verifying an episode by re-simulation: same env, same seed, same actions, same results."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .envs import UnknownEnvError, remake_env
+from .reader import EpisodeFile
+from .schema import EpisodeError
+from .spaces import flatten_value, index_nested
+
+
+@dataclass(frozen=True)
+class Divergence:
+    step: int
+    """The step index t (-1: the reset) at which the re-simulation first differs."""
+    field: str
+    detail: str
+
+
+@dataclass(frozen=True)
+class VerifyResult:
+    path: Path
+    steps_checked: int
+    divergence: Divergence | None
+
+    @property
+    def ok(self) -> bool:
+        return self.divergence is None
+
+    def describe(self) -> str:
+        if self.divergence is None:
+            return f"{self.path}: matches ({self.steps_checked} steps re-simulated)"
+        d = self.divergence
+        where = "at reset" if d.step < 0 else f"at step {d.step}"
+        return f"{self.path}: diverges {where} in {d.field}: {d.detail}"
+
+
+def _differs(stored: Any, live: Any, space) -> str | None:
+    for i, (a, b) in enumerate(zip(flatten_value(space, stored), flatten_value(space, live))):
+        if isinstance(a, str) or isinstance(b, str):
+            if str(a) != str(b):
+                return f"leaf {i}: stored {a!r}, re-simulated {b!r}"
+            continue
+        a, b = np.asarray(a), np.asarray(b)
+        if a.shape != b.shape:
+            return f"leaf {i}: stored shape {a.shape}, re-simulated {b.shape}"
+        if a.dtype.kind == "f" or b.dtype.kind == "f":
+            if not np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
+                err = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+                return f"leaf {i}: max abs difference {err:.3g}"
+        elif not np.array_equal(a, b):
+            return f"leaf {i}: {int(np.sum(a != b))} of {a.size} values differ"
+    return None
+
+
+def verify_episode(
+    path: str | os.PathLike,
+    frames: bool = True,
+    progress: Callable[[int, int], None] | None = None,
+) -> VerifyResult:
+    """Re-create the env from the stored id, kwargs and seed, replay the stored actions and
+    compare observations, rewards, terminations, truncations and (optionally) frames."""
+    path = Path(path)
+    with EpisodeFile(path) as ep:
+        s = ep.summary
+        data = ep.load(frames=False)
+        compare_frames = frames and ep.has_frames
+        if s.seed is None:
+            raise EpisodeError(path, "seed", "expected the reset seed, the file has none")
+        try:
+            env = remake_env(s.attrs, render_mode="rgb_array" if compare_frames else None)
+        except UnknownEnvError as exc:
+            raise EpisodeError(path, "env_id", str(exc)) from None
+        try:
+            obs, _ = env.reset(seed=int(s.seed), options=s.attrs.get("reset_options"))
+
+            def check(t: int, live_obs: Any) -> Divergence | None:
+                msg = _differs(
+                    index_nested(data.observations, t + 1), live_obs, s.observation_space
+                )
+                if msg:
+                    return Divergence(t, "observations", msg)
+                if compare_frames:
+                    live = env.render()
+                    stored = ep.frame(t + 1)
+                    if (
+                        live is None
+                        or live.shape != stored.shape
+                        or not np.array_equal(live, stored)
+                    ):
+                        n = (
+                            "?"
+                            if live is None or live.shape != stored.shape
+                            else int(np.sum(np.any(live != stored, axis=-1)))
+                        )
+                        return Divergence(t, "frames", f"{n} pixels differ")
+                return None
+
+            bad = check(-1, obs)
+            if bad:
+                return VerifyResult(path, 0, bad)
+            for t in range(s.length):
+                action = index_nested(data.actions, t)
+                if isinstance(action, np.ndarray) and action.shape == ():
+                    action = action.item()
+                obs, reward, term, trunc, _ = env.step(action)
+                if not np.isclose(reward, data.rewards[t], rtol=1e-6, atol=1e-8):
+                    return VerifyResult(
+                        path,
+                        t,
+                        Divergence(
+                            t, "rewards", f"stored {data.rewards[t]:g}, re-simulated {reward:g}"
+                        ),
+                    )
+                if bool(term) != bool(data.terminations[t]):
+                    return VerifyResult(
+                        path,
+                        t,
+                        Divergence(
+                            t,
+                            "terminations",
+                            f"stored {bool(data.terminations[t])}, re-simulated {bool(term)}",
+                        ),
+                    )
+                if bool(trunc) != bool(data.truncations[t]):
+                    return VerifyResult(
+                        path,
+                        t,
+                        Divergence(
+                            t,
+                            "truncations",
+                            f"stored {bool(data.truncations[t])}, re-simulated {bool(trunc)}",
+                        ),
+                    )
+                bad = check(t, obs)
+                if bad:
+                    return VerifyResult(path, t, bad)
+                if progress is not None:
+                    progress(t + 1, s.length)
+            return VerifyResult(path, s.length, None)
+        finally:
+            env.close()
