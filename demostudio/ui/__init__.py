@@ -1,0 +1,1 @@
+"""Drawing pieces shared by the play window, the launcher and the replay viewer (pygame)."""
