@@ -1,0 +1,223 @@
+"""Episode files -> a Minari dataset that ``minari.load_dataset`` loads and samples.
+
+One episode is in memory at a time: the dataset is created with the first episode and grown
+with ``MinariDataset.update_dataset_from_buffer``. A failed export removes what it wrote."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from demostudio.episode import (
+    SCHEMA_VERSION,
+    EpisodeError,
+    EpisodeFile,
+    EpisodeSummary,
+    ensure_registered,
+    find_episodes,
+    read_summary,
+    space_to_json,
+)
+
+from .codec import info_column, nest, to_minari
+from .minari_store import (
+    EPISODE_ATTR,
+    EXTRA_KEY,
+    FRAME_KEY,
+    METADATA_KEY,
+    check_dataset_id,
+    datasets_root,
+    require_minari,
+    using_root,
+)
+
+# Env id prefixes whose env comes from a plugin package, for the dataset's requirements.
+_PLUGIN_PACKAGES = (("ALE/", "ale-py"), ("MiniGrid-", "minigrid"), ("BabyAI-", "minigrid"))
+# Root attributes that describe the file, not the episode (rewritten on import).
+_FILE_ATTRS = ("format", "schema_version", "flushed_steps")
+
+
+def _summaries(paths: list[Path]) -> list[EpisodeSummary]:
+    files = find_episodes(list(paths))
+    if not files:
+        raise EpisodeError(
+            ", ".join(map(str, paths)), None, "expected episode files (*.h5), found none"
+        )
+    # A zero-step episode has no transition to export (Minari needs at least one step).
+    summaries = [s for s in map(read_summary, files) if s.length > 0]
+    if not summaries:
+        raise EpisodeError(files[0], "length", "expected an episode with at least one step")
+    first = summaries[0]
+    for s in summaries[1:]:
+        if s.env_id != first.env_id:
+            raise EpisodeError(
+                s.path,
+                "env_id",
+                f"expected every episode of one dataset to share the env {first.env_id!r} "
+                f"(from {first.path.name}), got {s.env_id!r}",
+            )
+        for key in ("observation_space", "action_space"):
+            mine, theirs = getattr(s, key), getattr(first, key)
+            if space_to_json(mine) != space_to_json(theirs):
+                raise EpisodeError(
+                    s.path, key, f"expected {theirs} (as in {first.path.name}), got {mine}"
+                )
+    return summaries
+
+
+def _env_spec(summary: EpisodeSummary) -> Any:
+    from gymnasium.envs.registration import EnvSpec
+
+    spec = summary.attrs.get("env_spec")
+    if not spec:
+        return None
+    ensure_registered(summary.env_id)
+    try:
+        return EnvSpec.from_json(json.dumps(spec))
+    except (ValueError, TypeError, KeyError) as exc:
+        raise EpisodeError(
+            summary.path, "env_spec", f"expected a Gymnasium EnvSpec ({exc})"
+        ) from None
+
+
+def _requirements(summary: EpisodeSummary) -> list[str]:
+    versions = summary.attrs.get("versions") or {}
+    names = ["gymnasium"] + [pkg for pre, pkg in _PLUGIN_PACKAGES if summary.env_id.startswith(pre)]
+    return [f"{name}=={versions[name]}" for name in names if name in versions]
+
+
+def _buffer(minari: Any, ep: EpisodeFile, frames: bool) -> Any:
+    """One episode as a Minari ``EpisodeBuffer`` (plus our extras in ``infos``)."""
+    s = ep.summary
+    data = ep.load(frames=False)
+    infos: dict[str, Any] = {name: info_column(col) for name, col in data.infos.items()}
+    for reserved in (FRAME_KEY, EXTRA_KEY):
+        if reserved in infos or any(n.startswith(reserved + "/") for n in infos):
+            raise EpisodeError(
+                ep.path,
+                f"infos/{reserved}",
+                f"expected no info key {reserved!r}: the Minari export uses it",
+            )
+    present = {}
+    group = ep.h5.get("info_present")
+    if group is not None:
+        group.visititems(
+            lambda name, obj: (
+                present.__setitem__(name, obj[()].astype(bool)) if hasattr(obj, "shape") else None
+            )
+        )
+    extra: dict[str, Any] = {
+        "timestamps": np.asarray(data.timestamps, dtype=np.float64),
+        "keys": ["[]"] + [json.dumps(k) for k in data.keys],
+    }
+    if present:
+        extra["info_present"] = nest(present)
+    nested = nest(infos)
+    nested[EXTRA_KEY] = extra
+    if frames:
+        if not ep.has_frames:
+            raise EpisodeError(
+                ep.path,
+                "frames",
+                "expected frames to export (--frames), this episode was recorded without",
+            )
+        nested[FRAME_KEY] = np.stack([ep.frame(i) for i in range(s.length + 1)])
+    seed = s.seed
+    return minari.data_collector.EpisodeBuffer(
+        seed=int(seed) if seed is not None else None,
+        options=s.attrs.get("reset_options") or None,
+        observations=to_minari(s.observation_space, data.observations),
+        actions=to_minari(s.action_space, data.actions),
+        rewards=np.asarray(data.rewards, dtype=np.float64),
+        terminations=np.asarray(data.terminations, dtype=bool),
+        truncations=np.asarray(data.truncations, dtype=bool),
+        infos=nested,
+    )
+
+
+def _episode_attr(ep: EpisodeFile) -> str:
+    attrs = {k: v for k, v in ep.attrs.items() if k not in _FILE_ATTRS}
+    attrs["source_file"] = ep.path.name
+    return json.dumps(attrs)
+
+
+def export_minari(
+    paths: list[Path],
+    dataset_id: str,
+    *,
+    frames: bool = False,
+    out: Path | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> Path:
+    """Write the episodes in ``paths`` (files or folders) as the Minari dataset ``dataset_id``.
+
+    ``out`` is the Minari datasets root (default: ``$MINARI_DATASETS_PATH`` or
+    ``~/.minari/datasets``); the dataset goes to ``out/dataset_id``, which is returned.
+    ``frames=True`` adds the RGB frames losslessly as ``infos["frame"]``. Every episode must
+    share one env and one pair of spaces. Author = the players, algorithm name = the
+    controllers, both from the recording metadata."""
+    minari = require_minari()
+    check_dataset_id(dataset_id)
+    summaries = _summaries([Path(p) for p in paths])
+    first = summaries[0]
+    root = datasets_root(out)
+    target = root / dataset_id
+    if target.exists():
+        raise EpisodeError(
+            target, "dataset_id", f"expected a new dataset id, {dataset_id!r} already exists"
+        )
+    env_spec = _env_spec(first)
+    controllers = sorted({s.controller for s in summaries})
+    players = sorted({s.player for s in summaries if s.player})
+    description = (
+        f"{len(summaries)} episode(s) of {first.env_id} recorded with DemoStudio "
+        f"(controllers: {', '.join(controllers)}; players: {', '.join(players) or 'unknown'})."
+    )
+    root.mkdir(parents=True, exist_ok=True)
+    total = len(summaries)
+    try:
+        with using_root(root), warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # Minari's "X is None" reminders
+            dataset = None
+            for i, s in enumerate(summaries):
+                with EpisodeFile(s.path) as ep:
+                    buffer = _buffer(minari, ep, frames)
+                    if dataset is None:
+                        dataset = minari.create_dataset_from_buffers(
+                            dataset_id,
+                            [buffer],
+                            env=env_spec,
+                            observation_space=first.observation_space,
+                            action_space=first.action_space,
+                            algorithm_name=", ".join(controllers),
+                            author=set(players) or None,
+                            description=description,
+                            requirements=_requirements(first),
+                            data_format="hdf5",
+                            jpeg_encoding=False,
+                        )
+                    else:
+                        dataset.update_dataset_from_buffer([buffer])
+                    meta = {EPISODE_ATTR: _episode_attr(ep)}
+                    dataset.storage.update_episode_metadata([meta], [i])
+                if progress is not None:
+                    progress(i + 1, total)
+            dataset.storage.update_metadata(
+                {
+                    METADATA_KEY: {
+                        "schema_version": SCHEMA_VERSION,
+                        "frames_info_key": FRAME_KEY if frames else None,
+                        "episodes": total,
+                    }
+                }
+            )
+    except BaseException:
+        shutil.rmtree(target, ignore_errors=True)
+        raise
+    return target
