@@ -18,7 +18,7 @@ COMMAND_MODULES = (
     # play (issue 3)
     # replay/export (issue 4)
     # train (issue 5)
-    # data (issue 7)
+    "demostudio.cli.data_cmds",
 )
 # The command run by a bare ``demostudio`` (registered by the play module).
 DEFAULT_COMMAND = "launch"
