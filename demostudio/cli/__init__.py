@@ -15,8 +15,8 @@ from demostudio.episode import EpisodeError, UnknownEnvError
 COMMAND_MODULES = (
     "demostudio.cli.library_cmds",
     "demostudio.cli.record_cmd",
-    # play (issue 3)
-    # replay/export (issue 4)
+    "demostudio.cli.play_cmds",
+    "demostudio.cli.replay_cmds",
     # train (issue 5)
     "demostudio.cli.data_cmds",
 )

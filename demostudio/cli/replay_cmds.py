@@ -1,0 +1,132 @@
+"""``demostudio replay PATH...`` (the episode viewer) and ``demostudio export FILE``."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from demostudio.cli import CommandError
+from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+
+
+@dataclass
+class ReplayConfig:
+    """Scrub episodes like a video: play, step, seek, tag, verify and export."""
+
+    paths: list[Path] = field(metadata={"positional": True})
+    """Episode files and/or folders of them; none opens ./demos."""
+
+
+@dataclass
+class ExportConfig:
+    """Export an episode's frames as MP4, GIF or PNGs, or episodes as a Minari dataset."""
+
+    paths: list[Path] = field(metadata={"positional": True})
+    """The episode file (mp4/gif/png), or episode files and folders (minari)."""
+    format: Literal["mp4", "gif", "png", "minari"] = "mp4"
+    """Output format."""
+    out: Path | None = None
+    """Output file (a folder for png; the dataset folder for minari); default exports/<name>."""
+    start: int | None = None
+    """First frame to export (0 = the reset frame; negative counts from the end)."""
+    end: int | None = None
+    """Last frame to export, inclusive (default: the last frame)."""
+    fps: float | None = None
+    """Frames per second of the video (default: the episode's stored frame rate)."""
+    scale: float = 1.0
+    """Resize factor (nearest neighbour)."""
+    dataset_id: str | None = None
+    """Minari only: the dataset id, NAMESPACE/NAME-v0."""
+    frames: bool = False
+    """Minari only: include the rendered frames in the dataset."""
+    progress: bool = True
+    """Show a progress bar."""
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    cfg = dataclass_from_args(ReplayConfig, args)
+    paths = list(cfg.paths) or [Path("demos")]
+    for p in paths:
+        if not p.exists():
+            raise CommandError(f"{p}: no such episode file or folder")
+    from demostudio.replay import run_viewer
+
+    run_viewer(paths)
+    return 0
+
+
+def _export_minari(cfg: ExportConfig) -> int:
+    if not cfg.dataset_id:
+        raise CommandError("--format minari: expected --dataset-id NAMESPACE/NAME-v0, got none")
+    try:
+        from demostudio.interop.minari import export_minari
+    except ImportError as exc:
+        raise CommandError(
+            f"--format minari: expected the module demostudio.interop.minari, it is not "
+            f"available ({exc})"
+        ) from None
+    for p in cfg.paths:
+        if not p.exists():
+            raise CommandError(f"{p}: no such episode file or folder")
+    out = export_minari(list(cfg.paths), cfg.dataset_id, frames=cfg.frames, out=cfg.out)
+    print(f"wrote Minari dataset {cfg.dataset_id} to {out}")
+    return 0
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    cfg = dataclass_from_args(ExportConfig, args)
+    if not cfg.paths:
+        raise CommandError("export: expected an episode FILE, got none")
+    if cfg.format == "minari":
+        return _export_minari(cfg)
+    if len(cfg.paths) != 1:
+        raise CommandError(
+            f"export --format {cfg.format}: expected one episode file, got {len(cfg.paths)} paths"
+        )
+    path = cfg.paths[0]
+    if not path.is_file():
+        raise CommandError(f"{path}: expected an episode file, got a folder or nothing")
+    if not cfg.scale > 0:
+        raise CommandError(f"--scale: expected a number > 0, got {cfg.scale}")
+    if cfg.fps is not None and not cfg.fps > 0:
+        raise CommandError(f"--fps: expected a number > 0, got {cfg.fps}")
+    from tqdm import tqdm
+
+    from demostudio.export import export_episode
+
+    with tqdm(desc=f"export {cfg.format}", unit="frame", disable=not cfg.progress) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        try:
+            result = export_episode(
+                path,
+                cfg.format,
+                cfg.out,
+                start=cfg.start,
+                end=cfg.end,
+                fps=cfg.fps,
+                scale=cfg.scale,
+                progress=progress,
+            )
+        except RuntimeError as exc:
+            raise CommandError(str(exc)) from None
+    width, height = result.size
+    print(
+        f"wrote {result.path}: frames {result.frames.start}..{result.frames.end} "
+        f"({result.frames.count} frames), {width}x{height}, {result.fps:g} fps"
+    )
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser("replay", help="scrub episodes like a video (opens a window)")
+    add_dataclass_arguments(p, ReplayConfig)
+    p.set_defaults(func=cmd_replay)
+    p = subparsers.add_parser("export", help="export an episode as mp4/gif/png, or to Minari")
+    add_dataclass_arguments(p, ExportConfig)
+    p.set_defaults(func=cmd_export)

@@ -1,0 +1,74 @@
+"""Export a range of an episode's frames as a video, a GIF or a PNG sequence."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from demostudio.episode import EpisodeError, open_episode
+
+from .framing import FrameRange, resolve_range, scale_frame, scaled_size, stored_fps
+from .writers import FORMATS, open_writer
+
+
+@dataclass(frozen=True)
+class ExportResult:
+    path: Path
+    """The video / GIF file, or the folder of PNGs."""
+    frames: FrameRange
+    """Which episode frames were written (inclusive)."""
+    size: tuple[int, int]
+    """Output (width, height); an MP4 of odd size is padded by one pixel to even."""
+    fps: float
+
+
+def default_output(path: Path, fmt: str, frames: FrameRange, n_frames: int) -> Path:
+    """``exports/<episode stem>[_<start>-<end>].<fmt>`` (a folder for png)."""
+    name = Path(path).name.removesuffix(".h5")
+    if frames != (0, n_frames - 1):
+        name += f"_{frames.start}-{frames.end}"
+    return Path("exports") / (name if fmt == "png" else f"{name}.{fmt}")
+
+
+def export_episode(
+    path: str | os.PathLike,
+    fmt: str,
+    out: str | os.PathLike | None = None,
+    *,
+    start: int | None = None,
+    end: int | None = None,
+    fps: float | None = None,
+    scale: float = 1.0,
+    progress: Callable[[int, int], None] | None = None,
+) -> ExportResult:
+    """Write frames ``start..end`` (inclusive, default all T+1) of the episode at ``path``.
+
+    ``fps`` defaults to the episode's stored frame rate; ``scale`` resizes with nearest
+    neighbour. ``progress(done, total)`` is called after each frame."""
+    if fmt not in FORMATS:
+        raise ValueError(f"expected an export format in {FORMATS}, got {fmt!r}")
+    path = Path(path)
+    with open_episode(path) as ep:
+        if not ep.has_frames:
+            raise EpisodeError(path, "frames", "expected recorded frames to export, there are none")
+        frames = resolve_range(ep.summary, start, end)
+        rate = stored_fps(ep.summary) if fps is None else float(fps)
+        if not rate > 0:
+            raise ValueError(f"expected fps > 0, got {fps}")
+        height, width = ep.frame_shape[:2]
+        size = scaled_size(width, height, scale)
+        target = Path(out) if out is not None else default_output(path, fmt, frames, len(ep) + 1)
+        if fmt != "png":
+            target.parent.mkdir(parents=True, exist_ok=True)
+        writer = open_writer(fmt, target, size, rate, first_index=frames.start)
+        try:
+            for done, i in enumerate(range(frames.start, frames.end + 1), start=1):
+                writer.write(scale_frame(ep.frame(i), size))
+                if progress is not None:
+                    progress(done, frames.count)
+        finally:
+            writer.close()
+        out_size = getattr(writer, "size", size)
+    return ExportResult(target, frames, out_size, rate)

@@ -1,0 +1,140 @@
+"""Rendering the viewer window: frame, overlay, timeline, status bar, help and dialogs."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pygame
+
+from demostudio.ui import theme
+
+from .controls import help_lines
+from .framecache import fit_size
+from .overlay import describe_frame, draw_overlay, format_time, format_value
+
+if TYPE_CHECKING:
+    from .viewer import Viewer
+
+
+def draw_viewer(v: Viewer) -> None:
+    screen = v.screen
+    screen.fill(theme.BACKGROUND)
+    if v.layout.list is not None:
+        v.episode_list.draw(screen, v.catalog)
+    _draw_frame(v)
+    if v.episode is not None and v.playback is not None:
+        v.timeline.draw(
+            screen,
+            v.episode,
+            v.playback.frame,
+            (v.playback.mark_in, v.playback.mark_out),
+            v.divergence_frame(),
+        )
+    else:
+        pygame.draw.rect(screen, theme.PANEL, v.layout.timeline)
+    _draw_status(v)
+    if v.show_help:
+        _draw_help(screen)
+    if v.dialog is not None:
+        v.dialog.draw(screen)
+
+
+def _centered_lines(screen: pygame.Surface, area: pygame.Rect, lines, color) -> None:
+    y = area.centery - 12 * len(lines)
+    for line in lines:
+        theme.draw_text(screen, line, (area.centerx, y), 15, color, anchor="midtop")
+        y += 24
+
+
+def _draw_frame(v: Viewer) -> None:
+    area = v.layout.frame
+    entry = v.catalog.current
+    if entry is None:
+        roots = ", ".join(map(str, v.catalog.roots))
+        _centered_lines(v.screen, area, ["no episodes found", roots], theme.TEXT_DIM)
+        return
+    if v.episode is None or v.playback is None:
+        _centered_lines(
+            v.screen,
+            area,
+            ["cannot open this episode", str(entry.path), entry.error or ""],
+            theme.BAD,
+        )
+        return
+    ep, i = v.episode, v.playback.frame
+    if ep.has_frames:
+        height, width = ep.file.frame_shape[:2]
+        size = fit_size((width, height), (area.width - 16, area.height - 16))
+        surface = v.frames.get(id(ep), i, size, ep.frame)
+        v.screen.blit(surface, surface.get_rect(center=area.center))
+    else:
+        obs = format_value(ep.file.observation(i))
+        _centered_lines(
+            v.screen, area, ["recorded without frames", f"observation {obs}"], theme.TEXT_DIM
+        )
+    if v.show_overlay:
+        key = (id(ep), i, v.catalog.version)
+        if key != v._overlay_key:
+            v._overlay_lines = describe_frame(ep, i)
+            v._overlay_key = key
+        draw_overlay(v.screen, v._overlay_lines, (area.x + 10, area.y + 10))
+
+
+def _draw_status(v: Viewer) -> None:
+    rect = v.layout.status
+    screen = v.screen
+    pygame.draw.rect(screen, theme.PANEL_LIGHT, rect)
+    y = rect.centery
+    pb = v.playback
+    if pb is not None:
+        state = ("<< " if pb.reverse else ">> ") if pb.playing else "|| "
+        text = (
+            f"{state}{pb.speed:g}x{'  reverse' if pb.reverse else ''}   frame {pb.frame}/"
+            f"{pb.last}   {format_time(pb.seconds)}   {pb.fps:g} fps"
+        )
+        if pb.mark_in is not None or pb.mark_out is not None:
+            start, end = pb.selection()
+            text += f"   range {start}..{end}"
+        theme.draw_text(screen, text, (rect.x + 10, y), 13, mono=True, anchor="midleft")
+    right = rect.right - 10
+    for job in v.jobs:
+        label = f"{job.label} {job.fraction:4.0%}"
+        r = theme.draw_text(
+            screen, label, (right, y), 13, theme.ACCENT, mono=True, anchor="midright"
+        )
+        right = r.x - 16
+    text, color, _ = v.message
+    if text:
+        font = theme.font(13)
+        limit = right - rect.centerx + 120
+        while text and font.size(text)[0] > limit:
+            text = "..." + text[4:]
+        theme.draw_text(screen, text, (right, y), 13, color, anchor="midright")
+    elif not v.jobs:
+        theme.draw_text(screen, "H: help", (right, y), 13, theme.TEXT_DIM, anchor="midright")
+
+
+def _draw_help(screen: pygame.Surface) -> None:
+    lines = help_lines()
+    half = (len(lines) + 1) // 2
+    width = min(900, screen.get_width() - 40)
+    rect = pygame.Rect(0, 0, width, 70 + half * 20)
+    rect.center = screen.get_rect().center
+    panel = pygame.Surface(rect.size, pygame.SRCALPHA)
+    panel.fill((*theme.PANEL, 235))
+    screen.blit(panel, rect)
+    theme.draw_text(screen, "Keys", (rect.x + 14, rect.y + 10), 15, bold=True)
+    col_width = rect.width // 2
+    for n, (keys, what) in enumerate(lines):
+        x = rect.x + 14 + (n // half) * col_width
+        y = rect.y + 36 + (n % half) * 20
+        theme.draw_text(screen, keys, (x, y), 13, theme.ACCENT, mono=True)
+        theme.draw_text(screen, what, (x + 130, y), 13)
+    theme.draw_text(
+        screen,
+        "mouse: click / drag the timeline to seek, click a list row to open it, wheel to scroll",
+        (rect.x + 14, rect.bottom - 4),
+        12,
+        theme.TEXT_DIM,
+        anchor="bottomleft",
+    )

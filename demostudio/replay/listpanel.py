@@ -1,0 +1,112 @@
+"""The episode list on the left: return, length, player and date per file; unreadable files
+show their error; click a row to open it, scroll with the wheel."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+import pygame
+
+from demostudio.ui import theme
+
+from .catalog import Catalog, Entry
+
+ROW_HEIGHT = 46
+HEADER_HEIGHT = 28
+
+
+def _when(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%m-%d %H:%M")
+    except ValueError:
+        return iso[:16]
+
+
+def _fit(text: str, font: pygame.font.Font, width: int) -> str:
+    if font.size(text)[0] <= width:
+        return text
+    while text and font.size(text + "...")[0] > width:
+        text = text[:-1]
+    return text + "..."
+
+
+def row_lines(entry: Entry) -> tuple[str, str]:
+    """The two lines of a row: file name, then facts or the error."""
+    name = entry.path.name
+    if entry.summary is None:
+        return name, entry.error or "cannot open"
+    s = entry.summary
+    tags = f"  [{','.join(s.tags)}]" if s.tags else ""
+    facts = f"ret {s.total_return:.4g}  len {s.length}  {s.player or '-'}  {_when(s.recorded_at)}"
+    return name + tags, facts
+
+
+class EpisodeList:
+    def __init__(self) -> None:
+        self.rect = pygame.Rect(0, 0, 1, 1)
+        self.scroll = 0
+        """Index of the first visible row."""
+        self._cache: pygame.Surface | None = None
+        self._key: tuple | None = None
+
+    @property
+    def visible_rows(self) -> int:
+        return max(1, (self.rect.height - HEADER_HEIGHT) // ROW_HEIGHT)
+
+    def keep_visible(self, index: int) -> None:
+        if index < self.scroll:
+            self.scroll = index
+        elif index >= self.scroll + self.visible_rows:
+            self.scroll = index - self.visible_rows + 1
+        self.scroll = max(self.scroll, 0)
+
+    def scroll_by(self, rows: int, total: int) -> None:
+        self.scroll = min(max(self.scroll + rows, 0), max(total - self.visible_rows, 0))
+
+    def row_at(self, pos: tuple[int, int], total: int) -> int | None:
+        """The entry index under ``pos``, or None."""
+        if not self.rect.collidepoint(pos) or pos[1] < self.rect.y + HEADER_HEIGHT:
+            return None
+        index = self.scroll + (pos[1] - self.rect.y - HEADER_HEIGHT) // ROW_HEIGHT
+        return index if 0 <= index < total else None
+
+    def draw(self, surface: pygame.Surface, catalog: Catalog) -> None:
+        """Blit the list, re-rendering it only when it changed."""
+        key = (self.rect.size, self.scroll, catalog.index, catalog.version, len(catalog))
+        if self._cache is None or key != self._key:
+            self._cache = pygame.Surface(self.rect.size)
+            self._render(self._cache, catalog)
+            self._key = key
+        surface.blit(self._cache, self.rect.topleft)
+
+    def _render(self, surface: pygame.Surface, catalog: Catalog) -> None:
+        area = surface.get_rect()
+        pygame.draw.rect(surface, theme.PANEL, area)
+        bad = sum(not e.ok for e in catalog.entries)
+        title = f"{len(catalog)} episode(s)" + (f", {bad} unreadable" if bad else "")
+        theme.draw_text(surface, title, (area.x + 10, area.y + 6), 13, theme.TEXT_DIM)
+        name_font, fact_font = theme.font(13, bold=True), theme.font(12, mono=True)
+        width = area.width - 20
+        end = min(len(catalog), self.scroll + self.visible_rows)
+        for index in range(self.scroll, end):
+            entry = catalog.entries[index]
+            y = area.y + HEADER_HEIGHT + (index - self.scroll) * ROW_HEIGHT
+            row = pygame.Rect(area.x + 4, y, area.width - 8, ROW_HEIGHT - 4)
+            if index == catalog.index:
+                pygame.draw.rect(surface, theme.PANEL_LIGHT, row, border_radius=4)
+                pygame.draw.rect(surface, theme.ACCENT, (row.x, row.y, 3, row.height))
+            first, second = row_lines(entry)
+            color = theme.TEXT if entry.ok else theme.BAD
+            surface.blit(
+                name_font.render(_fit(first, name_font, width), True, color), (row.x + 8, row.y + 4)
+            )
+            surface.blit(
+                fact_font.render(
+                    _fit(second, fact_font, width), True, theme.TEXT_DIM if entry.ok else theme.BAD
+                ),
+                (row.x + 8, row.y + 23),
+            )
+        if not catalog.entries:
+            theme.draw_text(
+                surface, "no episodes found", (area.x + 10, area.y + 40), 14, theme.TEXT_DIM
+            )

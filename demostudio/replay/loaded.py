@@ -1,0 +1,55 @@
+"""The episode being viewed: its open file plus the per-step arrays the timeline and the
+overlay need (rewards, return so far, ends), read once when it is opened."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from demostudio.episode import EpisodeError, open_episode
+from demostudio.export import stored_fps
+
+
+class LoadedEpisode:
+    def __init__(self, path: Path):
+        self.path = Path(path)
+        self.file = open_episode(self.path)
+        try:
+            self.file.check_lengths()
+            h5 = self.file.h5
+            self.rewards = np.asarray(h5["rewards"][()], dtype=np.float64)
+            """[T] reward of step t."""
+            self.terminations = np.asarray(h5["terminations"][()], dtype=bool)
+            self.truncations = np.asarray(h5["truncations"][()], dtype=bool)
+            self.returns = np.concatenate(([0.0], np.cumsum(self.rewards)))
+            """[T+1] return so far at frame i (the sum of rewards of steps < i)."""
+        except BaseException:
+            self.file.close()
+            raise
+        self.summary = self.file.summary
+        self.fps = stored_fps(self.summary)
+        self.has_frames = self.file.has_frames
+
+    @property
+    def n_frames(self) -> int:
+        return self.summary.length + 1
+
+    def frame(self, i: int) -> np.ndarray:
+        return self.file.frame(i)
+
+    def action(self, t: int) -> Any:
+        return self.file.action(t)
+
+    def keys(self, t: int) -> list[str]:
+        return self.file.keys_at(t)
+
+    def info(self, i: int) -> dict[str, Any]:
+        try:
+            return self.file.info(i)
+        except (EpisodeError, ValueError, KeyError, IndexError) as exc:
+            return {"(info unreadable)": str(exc)}
+
+    def close(self) -> None:
+        self.file.close()

@@ -1,0 +1,106 @@
+"""The overlay: what happened at the shown frame, as text lines over the picture."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pygame
+
+from demostudio.ui import theme
+
+from .loaded import LoadedEpisode
+
+MAX_INFO_ITEMS = 8
+"""Info values shown (preferred keys first, then the rest in name order)."""
+PREFERRED_INFO = ("lives", "score", "episode_frame_number", "frame_number")
+
+
+def format_time(seconds: float) -> str:
+    minutes, secs = divmod(max(seconds, 0.0), 60.0)
+    return f"{int(minutes)}:{secs:05.2f}"
+
+
+def format_value(value: Any) -> str:
+    if isinstance(value, (bool, np.bool_)):
+        return "yes" if value else "no"
+    if isinstance(value, (float, np.floating)):
+        return f"{float(value):.4g}"
+    if isinstance(value, np.ndarray):
+        if value.size > 8:
+            return f"array{list(value.shape)}"
+        return np.array2string(value, precision=3, separator=" ", suppress_small=True)
+    text = str(value)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def format_action(action: Any, meanings: tuple[str, ...] | None) -> str:
+    if isinstance(action, np.ndarray) and action.shape == ():
+        action = action.item()
+    if isinstance(action, (int, np.integer)) and not isinstance(action, bool):
+        name = meanings[int(action)] if meanings and 0 <= int(action) < len(meanings) else None
+        return f"{int(action)} {name}" if name else str(int(action))
+    if isinstance(action, dict):
+        return ", ".join(f"{k}={format_value(v)}" for k, v in action.items())
+    return format_value(action)
+
+
+def _chosen_infos(info: dict[str, Any]) -> list[tuple[str, Any]]:
+    first = [(k, info[k]) for k in PREFERRED_INFO if k in info]
+    rest = sorted((k, v) for k, v in info.items() if k not in PREFERRED_INFO)
+    return (first + rest)[:MAX_INFO_ITEMS]
+
+
+def describe_frame(ep: LoadedEpisode, i: int) -> list[str]:
+    """The overlay's lines for frame ``i`` (0 = reset; frame t+1 follows step t)."""
+    s = ep.summary
+    lines = [
+        f"frame {i} / {s.length}    time {format_time(i / ep.fps)} / "
+        f"{format_time(s.length / ep.fps)}"
+    ]
+    if i == 0:
+        lines.append("reset (no action yet)")
+        lines.append(f"return 0    seed {s.seed}")
+    else:
+        t = i - 1
+        keys = ep.keys(t)
+        lines.append(f"step {t}  action {format_action(ep.action(t), s.action_meanings)}")
+        if keys:
+            lines.append("keys held  " + " + ".join(keys))
+        lines.append(f"reward {ep.rewards[t]:+.4g}    return {ep.returns[i]:.4g}")
+        end = [
+            name
+            for name, flag in (("TERMINATED", ep.terminations[t]), ("TRUNCATED", ep.truncations[t]))
+            if flag
+        ]
+        if end:
+            lines.append(" + ".join(end))
+    infos = _chosen_infos(ep.info(i))
+    if infos:
+        lines.append("   ".join(f"{k} {format_value(v)}" for k, v in infos[:4]))
+        if len(infos) > 4:
+            lines.append("   ".join(f"{k} {format_value(v)}" for k, v in infos[4:]))
+    lines.append(f"{s.controller}    player {s.player or '-'}")
+    if s.tags:
+        lines.append("tags " + ", ".join(s.tags))
+    if s.notes:
+        note = s.notes.replace("\n", " ")
+        lines.append("notes " + (note if len(note) <= 60 else note[:57] + "..."))
+    return lines
+
+
+def draw_overlay(surface: pygame.Surface, lines: list[str], topleft: tuple[int, int]) -> None:
+    """A translucent panel with ``lines`` in a small monospace font."""
+    font = theme.font(13, mono=True)
+    images = [font.render(line, True, theme.TEXT) for line in lines]
+    if not images:
+        return
+    width = max(im.get_width() for im in images) + 16
+    height = sum(im.get_height() for im in images) + 12
+    panel = pygame.Surface((width, height), pygame.SRCALPHA)
+    panel.fill((*theme.BACKGROUND, 200))
+    surface.blit(panel, topleft)
+    y = topleft[1] + 6
+    for im in images:
+        surface.blit(im, (topleft[0] + 8, y))
+        y += im.get_height()

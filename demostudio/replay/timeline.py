@@ -1,0 +1,140 @@
+"""The timeline bar: click or drag to seek; reward and end markers, the return over time,
+the in/out range, the verification divergence and the playhead.
+
+Layout of the widget's rect (top to bottom)::
+
+    |  return plot (line from min to max return)                       |
+    |  ' '  '   '' reward ticks (green > 0, red < 0)                   | end marker
+    |==========[ in ........ out ]====|playhead|=======================|
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pygame
+
+from demostudio.ui import theme
+
+from .loaded import LoadedEpisode
+
+BAR_HEIGHT = 16
+TICK_HEIGHT = 10
+PAD = 8
+
+
+class Timeline:
+    def __init__(self) -> None:
+        self.rect = pygame.Rect(0, 0, 1, 1)
+        self.n_frames = 1
+        self._background: pygame.Surface | None = None
+        self._key: tuple | None = None
+
+    # ---- geometry --------------------------------------------------------------------------
+
+    @property
+    def track(self) -> pygame.Rect:
+        """The horizontal span that maps to frames."""
+        return pygame.Rect(
+            self.rect.x + PAD, self.rect.y, max(1, self.rect.width - 2 * PAD), self.rect.height
+        )
+
+    def x_of(self, frame: int) -> int:
+        t = self.track
+        if self.n_frames <= 1:
+            return t.x
+        return t.x + round(frame * (t.width - 1) / (self.n_frames - 1))
+
+    def frame_at(self, x: int) -> int:
+        """The frame under pixel column ``x`` (clamped to the episode)."""
+        t = self.track
+        if self.n_frames <= 1 or t.width <= 1:
+            return 0
+        frac = (x - t.x) / (t.width - 1)
+        return int(min(max(round(frac * (self.n_frames - 1)), 0), self.n_frames - 1))
+
+    def invalidate(self) -> None:
+        """Redraw the markers next time (another episode, new tags, new verification)."""
+        self._background = None
+
+    def hit(self, pos: tuple[int, int]) -> bool:
+        return self.rect.collidepoint(pos)
+
+    # ---- drawing ---------------------------------------------------------------------------
+
+    def _build_background(self, ep: LoadedEpisode, divergence: int | None) -> pygame.Surface:
+        surf = pygame.Surface(self.rect.size)
+        surf.fill(theme.PANEL)
+        ox, oy = self.rect.topleft
+        track = self.track.move(-ox, -oy)
+        bar = pygame.Rect(track.x, track.bottom - BAR_HEIGHT - 4, track.width, BAR_HEIGHT)
+        pygame.draw.rect(surf, theme.PANEL_LIGHT, bar, border_radius=3)
+        plot = pygame.Rect(track.x, 4, track.width, bar.y - TICK_HEIGHT - 8)
+        # Return so far, sampled once per pixel column.
+        if plot.height > 4 and self.n_frames > 1:
+            cols = np.arange(track.width)
+            frames = np.rint(cols * (self.n_frames - 1) / max(track.width - 1, 1)).astype(int)
+            values = ep.returns[frames]
+            lo, hi = float(values.min()), float(values.max())
+            span = hi - lo if hi > lo else 1.0
+            ys = plot.bottom - 1 - (values - lo) / span * (plot.height - 1)
+            points = [(track.x + int(c), int(y)) for c, y in zip(cols, ys)]
+            pygame.draw.lines(surf, theme.ACCENT, False, points, 2)
+            font = theme.font(11, mono=True)
+            surf.blit(font.render(f"return {hi:.4g}", True, theme.TEXT_DIM), (plot.x + 2, plot.y))
+            if hi > lo:
+                surf.blit(
+                    font.render(f"{lo:.4g}", True, theme.TEXT_DIM), (plot.x + 2, plot.bottom - 12)
+                )
+        # Reward ticks: one per pixel column that holds a non-zero reward.
+        tick_top = bar.y - TICK_HEIGHT - 2
+        for sign, color in ((1, theme.GOOD), (-1, theme.BAD)):
+            steps = np.flatnonzero(np.sign(ep.rewards) == sign)
+            for x in np.unique([self.x_of(int(t) + 1) - ox for t in steps]):
+                pygame.draw.line(surf, color, (x, tick_top), (x, tick_top + TICK_HEIGHT), 1)
+        # End of episode.
+        if ep.summary.terminated or ep.summary.truncated:
+            x = self.x_of(self.n_frames - 1) - ox
+            color = theme.BAD if ep.summary.terminated else theme.WARN
+            pygame.draw.line(surf, color, (x, 2), (x, bar.bottom), 3)
+        if divergence is not None:
+            x = self.x_of(divergence) - ox
+            pygame.draw.line(surf, theme.BAD, (x, 2), (x, bar.bottom), 2)
+            pygame.draw.polygon(
+                surf,
+                theme.BAD,
+                [(x - 6, bar.bottom + 4), (x + 6, bar.bottom + 4), (x, bar.bottom - 4)],
+            )
+        return surf
+
+    def draw(
+        self,
+        surface: pygame.Surface,
+        ep: LoadedEpisode,
+        frame: int,
+        marks: tuple[int | None, int | None],
+        divergence: int | None,
+    ) -> None:
+        self.n_frames = ep.n_frames
+        key = (self.rect.size, self.rect.topleft, id(ep), divergence)
+        if self._background is None or key != self._key:
+            self._background = self._build_background(ep, divergence)
+            self._key = key
+        surface.blit(self._background, self.rect.topleft)
+        track = self.track
+        bar_y = track.bottom - BAR_HEIGHT - 4
+        mark_in, mark_out = marks
+        if mark_in is not None or mark_out is not None:
+            x0 = self.x_of(0 if mark_in is None else mark_in)
+            x1 = self.x_of(self.n_frames - 1 if mark_out is None else mark_out)
+            sel = pygame.Surface((max(1, x1 - x0 + 1), BAR_HEIGHT), pygame.SRCALPHA)
+            sel.fill((*theme.WARN, 110))
+            surface.blit(sel, (x0, bar_y))
+            for m in (mark_in, mark_out):
+                if m is not None:
+                    x = self.x_of(m)
+                    pygame.draw.line(
+                        surface, theme.WARN, (x, bar_y - 4), (x, bar_y + BAR_HEIGHT), 2
+                    )
+        x = self.x_of(frame)
+        pygame.draw.line(surface, theme.TEXT, (x, track.y + 2), (x, track.bottom - 2), 2)
+        pygame.draw.circle(surface, theme.TEXT, (x, bar_y + BAR_HEIGHT // 2), 6)

@@ -1,0 +1,369 @@
+"""The episode viewer window: event handling, background jobs and drawing.
+
+``handle_event`` turns each pygame event into a state change (playback commands go through
+the pure :func:`~demostudio.replay.controls.apply_playback`); ``update(dt)`` advances the
+playback clock and collects finished jobs; ``draw()`` renders the window."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pygame
+
+from demostudio.episode import EpisodeError, update_metadata, verify_episode
+from demostudio.export import FrameRange, default_output, export_episode, save_png
+from demostudio.ui import theme
+
+from .catalog import Catalog
+from .controls import Command, apply_playback, command_for
+from .dialogs import Confirm, TextPrompt
+from .drawing import draw_viewer
+from .framecache import FrameCache
+from .jobs import BackgroundJob
+from .layout import compute_layout
+from .listpanel import EpisodeList
+from .loaded import LoadedEpisode
+from .playback import NORMAL_SPEED, Playback
+from .timeline import Timeline
+
+MAX_FPS = 60
+MESSAGE_SECONDS = 6.0
+
+
+class Viewer:
+    def __init__(
+        self,
+        paths: list[Path],
+        *,
+        size: tuple[int, int] = (1280, 800),
+        export_dir: Path = Path("exports"),
+    ):
+        pygame.init()
+        self.screen = pygame.display.set_mode(size, pygame.RESIZABLE)
+        pygame.display.set_caption("DemoStudio replay")
+        pygame.key.set_repeat(300, 30)
+        pygame.key.stop_text_input()
+        self.export_dir = Path(export_dir)
+        self.catalog = Catalog(paths)
+        self.episode: LoadedEpisode | None = None
+        self.playback: Playback | None = None
+        self.frames = FrameCache()
+        self.timeline = Timeline()
+        self.episode_list = EpisodeList()
+        self.show_overlay = True
+        self.show_list = True
+        self.show_help = False
+        self.dialog: TextPrompt | Confirm | None = None
+        self.jobs: list[BackgroundJob] = []
+        self.verify_results: dict[Path, object] = {}
+        self.message = ("", theme.TEXT, 0.0)
+        self.running = True
+        self.dirty = True
+        self._dragging = False
+        self._resume_after_drag = False
+        self._overlay_key: tuple | None = None
+        self._overlay_lines: list[str] = []
+        self._relayout()
+        self.open_current()
+
+    # ---- episodes --------------------------------------------------------------------------
+
+    def _relayout(self) -> None:
+        self.layout = compute_layout(self.screen.get_size(), self.show_list)
+        if self.layout.list is not None:
+            self.episode_list.rect = self.layout.list
+        self.timeline.rect = self.layout.timeline
+        self.timeline.invalidate()
+        self.dirty = True
+
+    def open_current(self, keep: Playback | None = None) -> None:
+        """Open the catalog's current entry (``keep``: restore its position and marks)."""
+        speed = self.playback.speed_index if self.playback else NORMAL_SPEED
+        if self.episode is not None:
+            self.episode.close()
+        self.episode, self.playback = None, None
+        self.frames.clear()
+        self.timeline.invalidate()
+        self._overlay_key = None
+        self.dirty = True
+        entry = self.catalog.current
+        if entry is None or not entry.ok:
+            return
+        self.episode_list.keep_visible(self.catalog.index)
+        try:
+            self.episode = LoadedEpisode(entry.path)
+        except (EpisodeError, OSError, ValueError, KeyError) as exc:
+            self.catalog.mark_error(self.catalog.index, str(exc))
+            return
+        self.playback = Playback(self.episode.n_frames, self.episode.fps, speed_index=speed)
+        if keep is not None:
+            self.playback.seek(keep.frame)
+            self.playback.mark_in, self.playback.mark_out = keep.mark_in, keep.mark_out
+            self.playback.reverse = keep.reverse
+
+    def select(self, index: int) -> None:
+        if self.catalog.select(index):
+            self.open_current()
+
+    def _busy(self, path: Path) -> bool:
+        if any(job.path == path and not job.finished for job in self.jobs):
+            self.say("wait: a verification or export of this episode is still running", theme.WARN)
+            return True
+        return False
+
+    def _edit_metadata(self, *, tags: list[str] | None = None, notes: str | None = None) -> None:
+        entry = self.catalog.current
+        if entry is None or self.episode is None or self._busy(entry.path):
+            return
+        keep = self.playback
+        self.episode.close()  # HDF5 will not open a file for writing while it is open to read
+        self.episode = None
+        try:
+            update_metadata(entry.path, tags=tags, notes=notes)
+        except (EpisodeError, OSError) as exc:
+            self.say(f"could not save: {exc}", theme.BAD)
+        self.catalog.reload(self.catalog.index)
+        self.open_current(keep=keep)
+        if tags is not None:
+            self.say("tags: " + (", ".join(self.catalog.current.summary.tags) or "(none)"))
+        elif notes is not None:
+            self.say("notes saved")
+
+    def toggle_tag(self, tag: str, exclusive: str | None = None) -> None:
+        entry = self.catalog.current
+        if entry is None or entry.summary is None:
+            return
+        tags = set(entry.summary.tags)
+        if tag in tags:
+            tags.discard(tag)
+        else:
+            tags.add(tag)
+            tags.discard(exclusive)
+        self._edit_metadata(tags=sorted(tags))
+
+    def delete_current(self) -> None:
+        entry = self.catalog.current
+        if entry is None or self._busy(entry.path):
+            return
+        if self.episode is not None:
+            self.episode.close()
+            self.episode = None
+        try:
+            entry.path.unlink()
+        except OSError as exc:
+            self.say(f"could not delete {entry.path}: {exc}", theme.BAD)
+            self.open_current()
+            return
+        self.verify_results.pop(entry.path, None)
+        self.catalog.remove(self.catalog.index)
+        self.open_current()
+        self.say(f"deleted {entry.path.name}")
+
+    # ---- jobs ------------------------------------------------------------------------------
+
+    def start_verify(self) -> None:
+        entry = self.catalog.current
+        if self.episode is None or entry is None or self._busy(entry.path):
+            return
+        path = entry.path
+        self.jobs.append(
+            BackgroundJob("verify", path, lambda progress: verify_episode(path, True, progress))
+        )
+        self.say("verifying by re-simulation...")
+
+    def start_export(self, fmt: str) -> None:
+        entry = self.catalog.current
+        if self.episode is None or self.playback is None or entry is None:
+            return
+        if not self.episode.has_frames:
+            self.say("this episode was recorded without frames: nothing to export", theme.WARN)
+            return
+        start, end = self.playback.selection()
+        path = entry.path
+        name = default_output(path, fmt, FrameRange(start, end), self.episode.n_frames).name
+        out = self.export_dir / name
+
+        def work(progress):
+            return export_episode(path, fmt, out, start=start, end=end, progress=progress)
+
+        self.jobs.append(BackgroundJob(f"export {fmt}", path, work))
+        self.say(f"exporting frames {start}..{end} to {out}")
+
+    def save_current_frame(self) -> None:
+        if self.episode is None or self.playback is None or not self.episode.has_frames:
+            return
+        i = self.playback.frame
+        self.export_dir.mkdir(parents=True, exist_ok=True)
+        out = self.export_dir / f"{self.episode.path.name.removesuffix('.h5')}_frame{i:06d}.png"
+        save_png(self.episode.frame(i), out)
+        self.say(f"saved {out}")
+
+    def _collect_jobs(self) -> None:
+        for job in [j for j in self.jobs if j.finished]:
+            self.jobs.remove(job)
+            if job.error is not None:
+                self.say(f"{job.label} failed: {job.error}", theme.BAD)
+            elif job.label == "verify":
+                self.verify_results[job.path] = job.result
+                self.timeline.invalidate()
+                self.say(job.result.describe(), theme.GOOD if job.result.ok else theme.BAD)
+            else:
+                r = job.result
+                self.say(f"wrote {r.path} ({r.frames.count} frames)", theme.GOOD)
+            self.dirty = True
+
+    def divergence_frame(self) -> int | None:
+        """The frame where the current episode's verification diverged (None if it did not
+        or was not verified): step t's results are frame t + 1, the reset frame 0."""
+        entry = self.catalog.current
+        result = self.verify_results.get(entry.path) if entry else None
+        if result is None or result.divergence is None:
+            return None
+        return result.divergence.step + 1
+
+    # ---- events ----------------------------------------------------------------------------
+
+    def say(self, text: str, color: tuple[int, int, int] = theme.TEXT) -> None:
+        self.message = (text, color, time.monotonic() + MESSAGE_SECONDS)
+        self.dirty = True
+
+    def pump(self) -> None:
+        for event in pygame.event.get():
+            self.handle_event(event)
+
+    def handle_event(self, event: pygame.event.Event) -> None:
+        self.dirty = True
+        if event.type == pygame.QUIT:
+            self.running = False
+        elif event.type in (pygame.VIDEORESIZE, pygame.WINDOWSIZECHANGED):
+            self._relayout()
+        elif self.dialog is not None:
+            self.dialog.handle(event)
+            if self.dialog is not None and self.dialog.closed:
+                self.dialog = None
+        elif event.type == pygame.KEYDOWN:
+            command = command_for(event.key, event.mod)
+            if command is not None:
+                self.do(command)
+        elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
+            self._mouse_down(event.pos)
+        elif event.type == pygame.MOUSEMOTION and self._dragging:
+            self._seek_to_x(event.pos[0])
+        elif event.type == pygame.MOUSEBUTTONUP and event.button == 1 and self._dragging:
+            self._dragging = False
+            if self.playback is not None and self._resume_after_drag:
+                self.playback.playing = True
+        elif event.type == pygame.MOUSEWHEEL:
+            self._wheel(event.y)
+
+    def _mouse_down(self, pos: tuple[int, int]) -> None:
+        if self.playback is not None and self.timeline.hit(pos):
+            self._dragging = True
+            self._resume_after_drag = self.playback.playing
+            self.playback.playing = False
+            self._seek_to_x(pos[0])
+        elif self.layout.list is not None:
+            row = self.episode_list.row_at(pos, len(self.catalog))
+            if row is not None:
+                self.select(row)
+
+    def _seek_to_x(self, x: int) -> None:
+        if self.playback is not None:
+            self.playback.seek(self.timeline.frame_at(x))
+
+    def _wheel(self, dy: int) -> None:
+        mouse = pygame.mouse.get_pos()
+        if self.layout.list is not None and self.layout.list.collidepoint(mouse):
+            self.episode_list.scroll_by(-dy, len(self.catalog))
+        elif self.playback is not None:
+            self.playback.step(-dy)
+
+    def do(self, command: Command) -> None:
+        if self.playback is not None and apply_playback(command, self.playback):
+            return
+        entry = self.catalog.current
+        if command is Command.QUIT:
+            self.running = False
+        elif command is Command.PREV_EPISODE:
+            self.select(self.catalog.index - 1)
+        elif command is Command.NEXT_EPISODE:
+            self.select(self.catalog.index + 1)
+        elif command is Command.TOGGLE_OVERLAY:
+            self.show_overlay = not self.show_overlay
+        elif command is Command.TOGGLE_LIST:
+            self.show_list = not self.show_list
+            self._relayout()
+        elif command is Command.TOGGLE_HELP:
+            self.show_help = not self.show_help
+        elif entry is None or entry.summary is None:
+            self.say("no episode open", theme.WARN)
+        elif command is Command.TAG_GOOD:
+            self.toggle_tag("good", exclusive="bad")
+        elif command is Command.TAG_BAD:
+            self.toggle_tag("bad", exclusive="good")
+        elif command is Command.EDIT_TAGS:
+            self.dialog = TextPrompt(
+                "Tags (comma separated)",
+                ", ".join(entry.summary.tags),
+                lambda text: self._edit_metadata(tags=[t.strip() for t in text.split(",")]),
+            )
+        elif command is Command.EDIT_NOTES:
+            self.dialog = TextPrompt(
+                "Notes", entry.summary.notes, lambda text: self._edit_metadata(notes=text)
+            )
+        elif command is Command.DELETE:
+            self.dialog = Confirm("Delete this episode file?", str(entry.path), self.delete_current)
+        elif command is Command.VERIFY:
+            self.start_verify()
+        elif command is Command.JUMP_DIVERGENCE:
+            frame = self.divergence_frame()
+            if frame is None or self.playback is None:
+                self.say("no divergence to jump to (press V to verify)", theme.WARN)
+            else:
+                self.playback.step(frame - self.playback.frame)
+        elif command is Command.EXPORT_MP4:
+            self.start_export("mp4")
+        elif command is Command.EXPORT_GIF:
+            self.start_export("gif")
+        elif command is Command.EXPORT_PNG:
+            self.save_current_frame()
+
+    # ---- clock -----------------------------------------------------------------------------
+
+    def update(self, dt: float) -> None:
+        if self.playback is not None and self.playback.tick(dt):
+            self.dirty = True
+        if self.playback is not None and self.playback.playing:
+            self.dirty = True
+        if self.jobs:
+            self._collect_jobs()
+            self.dirty = True
+        if self.message[0] and time.monotonic() > self.message[2]:
+            self.message = ("", theme.TEXT, 0.0)
+            self.dirty = True
+
+    def run(self) -> None:
+        clock = pygame.time.Clock()
+        while self.running:
+            dt = clock.tick(MAX_FPS) / 1000.0
+            self.pump()
+            self.update(dt)
+            if self.dirty:
+                self.draw()
+                pygame.display.flip()
+        self.close()
+
+    def close(self) -> None:
+        for job in self.jobs:
+            if job.label.startswith("export"):
+                job.wait()
+        if self.episode is not None:
+            self.episode.close()
+            self.episode = None
+
+    # ---- drawing ---------------------------------------------------------------------------
+
+    def draw(self) -> None:
+        draw_viewer(self)
+        self.dirty = False
