@@ -1,0 +1,200 @@
+"""Drawing the play window's heads-up display and overlays (HUD bar, countdown, pause banner,
+quit prompt, help, messages). Pure drawing: each function takes a surface, a rect and data."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import NamedTuple
+
+import pygame
+
+from demostudio.ui import theme
+
+HUD_HEIGHT = 54
+
+
+class HudInfo(NamedTuple):
+    """What the HUD bar shows."""
+
+    env_id: str
+    controller: str
+    recording: bool
+    paused: bool
+    turn_based: bool
+    episode: int
+    saved: int
+    step: int
+    episode_return: float
+    last_reward: float | None
+    fps: float
+    target_fps: float | None
+    lives: int | None
+    input: str
+    """The input driving the game: held keys, or the agent's action."""
+    blink: bool
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.0f}" if float(x).is_integer() and abs(x) < 1e6 else f"{x:.2f}"
+
+
+def _status(info: HudInfo) -> tuple[str, tuple[int, int, int]]:
+    if info.paused:
+        return "PAUSED", theme.WARN
+    if info.recording:
+        return "REC", theme.RECORDING
+    return "LIVE", theme.TEXT_DIM
+
+
+def draw_hud(surface: pygame.Surface, rect: pygame.Rect, info: HudInfo) -> None:
+    """Two rows: status, episode, step, return, reward / env, fps, lives, keys, help hint."""
+    surface.fill(theme.PANEL, rect)
+    pygame.draw.line(
+        surface, theme.PANEL_LIGHT, (rect.left, rect.bottom - 1), (rect.right, rect.bottom - 1)
+    )
+    y1, y2 = rect.top + 6, rect.top + 30
+    x = rect.left + 10
+    label, color = _status(info)
+    dot = color if (info.blink or not info.recording or info.paused) else theme.PANEL
+    pygame.draw.circle(surface, dot, (x + 6, y1 + 9), 6)
+    x = theme.draw_text(surface, label, (x + 18, y1), 15, color, bold=True).right + 14
+    parts = [
+        f"Ep {info.episode}",
+        f"step {info.step}",
+        f"return {_fmt(info.episode_return)}",
+    ]
+    if info.last_reward is not None:
+        parts.append(f"r {info.last_reward:+.4g}")
+    for text in parts:
+        x = theme.draw_text(surface, text, (x, y1 + 1), 14, theme.TEXT, mono=True).right + 12
+    theme.draw_text(
+        surface,
+        f"{info.saved} saved",
+        (rect.right - 10, y1 + 1),
+        13,
+        theme.GOOD if info.saved else theme.TEXT_DIM,
+        anchor="topright",
+    )
+
+    x = rect.left + 10
+    if info.turn_based:
+        rate = "turn-based"
+    else:
+        target = "max" if info.target_fps is None else f"{info.target_fps:.0f}"
+        rate = f"{info.fps:4.1f}/{target} fps"
+    low = info.target_fps is not None and not info.turn_based and info.fps < 0.9 * info.target_fps
+    rate_color = theme.WARN if low and info.step > 0 and not info.paused else theme.TEXT_DIM
+    x = theme.draw_text(surface, rate, (x, y2), 13, rate_color, mono=True).right + 12
+    if info.lives is not None:
+        x = theme.draw_text(surface, f"lives {info.lives}", (x, y2), 13, theme.TEXT).right + 12
+    x = theme.draw_text(surface, info.input, (x, y2), 13, theme.ACCENT, mono=True).right
+    hint = theme.font(13).render("F1 help", True, theme.TEXT_DIM)
+    if x + 12 + hint.get_width() < rect.right - 10:
+        surface.blit(hint, hint.get_rect(topright=(rect.right - 10, y2)))
+
+
+def _shade(surface: pygame.Surface, rect: pygame.Rect, alpha: int = 150) -> None:
+    shade = pygame.Surface(rect.size, pygame.SRCALPHA)
+    shade.fill((0, 0, 0, alpha))
+    surface.blit(shade, rect.topleft)
+
+
+def draw_countdown(surface: pygame.Surface, rect: pygame.Rect, seconds_left: float, episode: int):
+    """A big 3-2-1 over the game's first frame."""
+    _shade(surface, rect, 110)
+    n = max(1, int(seconds_left) + (0 if seconds_left.is_integer() else 1))
+    size = max(24, min(rect.h // 3, 140))
+    theme.draw_text(surface, str(n), rect.center, size, theme.TEXT, bold=True, anchor="center")
+    theme.draw_text(
+        surface,
+        f"Episode {episode}: get ready",
+        (rect.centerx, rect.centery + size // 2 + 14),
+        16,
+        theme.TEXT,
+        anchor="midtop",
+    )
+
+
+def draw_banner(
+    surface: pygame.Surface,
+    rect: pygame.Rect,
+    title: str,
+    lines: Sequence[str] = (),
+    color: tuple[int, int, int] = theme.WARN,
+) -> None:
+    """A centred box with a title and a few lines (pause, quit prompt)."""
+    title_img = theme.font(22, bold=True).render(title, True, color)
+    imgs = [theme.font(14).render(line, True, theme.TEXT) for line in lines]
+    w = max([title_img.get_width(), *[i.get_width() for i in imgs]]) + 32
+    h = title_img.get_height() + sum(i.get_height() + 4 for i in imgs) + 28
+    box = pygame.Rect(0, 0, min(w, rect.w - 8), h)
+    box.center = rect.center
+    _shade(surface, rect, 90)
+    pygame.draw.rect(surface, theme.PANEL, box, border_radius=8)
+    pygame.draw.rect(surface, color, box, width=2, border_radius=8)
+    y = box.top + 12
+    surface.blit(title_img, title_img.get_rect(midtop=(box.centerx, y)))
+    y += title_img.get_height() + 8
+    for img in imgs:
+        surface.blit(img, img.get_rect(midtop=(box.centerx, y)))
+        y += img.get_height() + 4
+
+
+def draw_help(
+    surface: pygame.Surface,
+    rect: pygame.Rect,
+    title: str,
+    game_rows: Sequence[tuple[str, str]],
+    control_rows: Sequence[tuple[str, str]],
+    notes: Sequence[str] = (),
+) -> None:
+    """The key map and the controls, in a panel sized to ``rect`` (font shrinks to fit)."""
+    _shade(surface, rect, 200)
+    rows: list[tuple[str, str, bool]] = [(title, "", True)]
+    rows += [(k, v, False) for k, v in game_rows]
+    rows += [(note, "", False) for note in notes]
+    rows.append(("Controls", "", True))
+    rows += [(k, v, False) for k, v in control_rows]
+    size = 15
+    while size > 9:
+        line_h = theme.font(size).get_linesize() + 2
+        key_w = max(theme.font(size, mono=True).size(k)[0] for k, v, head in rows if v)
+        text_w = max(theme.font(size).size(v)[0] for k, v, head in rows if v)
+        note_w = max(theme.font(size).size(k)[0] for k, v, head in rows if not v)
+        width = max(key_w + text_w + 16, note_w) + 32
+        if len(rows) * line_h + 24 <= rect.h and width <= rect.w:
+            break
+        size -= 1
+    line_h = theme.font(size).get_linesize() + 2
+    key_w = max(theme.font(size, mono=True).size(k)[0] for k, v, head in rows if v)
+    x0 = rect.left + 16
+    y = rect.top + 12
+    for key, text, head in rows:
+        if head:
+            theme.draw_text(surface, key, (x0, y), size + 1, theme.ACCENT, bold=True)
+        elif not text:
+            theme.draw_text(surface, key, (x0, y), size, theme.TEXT_DIM)
+        else:
+            theme.draw_text(surface, key, (x0, y), size, theme.WARN, mono=True)
+            theme.draw_text(surface, text, (x0 + key_w + 16, y), size, theme.TEXT)
+        y += line_h
+
+
+def draw_message(surface: pygame.Surface, rect: pygame.Rect, text: str) -> None:
+    """A one-line message at the bottom of ``rect`` (episode saved, screenshot saved...)."""
+    img = theme.font(14).render(text, True, theme.TEXT)
+    box = img.get_rect(midbottom=(rect.centerx, rect.bottom - 10)).inflate(20, 10)
+    box.clamp_ip(rect)
+    pygame.draw.rect(surface, theme.PANEL, box, border_radius=6)
+    surface.blit(img, img.get_rect(center=box.center))
+
+
+__all__ = [
+    "HUD_HEIGHT",
+    "HudInfo",
+    "draw_banner",
+    "draw_countdown",
+    "draw_help",
+    "draw_hud",
+    "draw_message",
+]

@@ -1,0 +1,133 @@
+"""Entry points: :func:`run_play` (the keyboard, ``demostudio play``) and
+:func:`run_controller_window` (any controller, e.g. a trained agent for ``demostudio watch``)."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+import gymnasium as gym
+
+from demostudio.controllers import Controller
+from demostudio.episode import RecordEpisodes, env_folder_name, make_env
+from demostudio.play.config import PlayConfig
+from demostudio.play.keyboard import KeyboardController
+from demostudio.play.keymap import resolve_keymap
+from demostudio.play.session import PlayResult, PlaySession, SessionOptions
+from demostudio.play.state import SessionState
+from demostudio.play.timing import realtime_fps, turn_based_default
+from demostudio.play.tracking import TrackEpisodes
+from demostudio.play.window import PlayWindow
+
+
+def _first_frame_size(env: gym.Env) -> tuple[int, int]:
+    """(width, height) of the env's frames, from one throwaway reset."""
+    env.reset()
+    frame = env.render()
+    if frame is None or getattr(frame, "ndim", 0) != 3:
+        raise ValueError(
+            f"expected {env.spec.id if env.spec else env} to render (H, W, 3) RGB frames, "
+            f"got {type(frame).__name__}"
+        )
+    return int(frame.shape[1]), int(frame.shape[0])
+
+
+def build_session(cfg: PlayConfig, window: PlayWindow | None = None) -> PlaySession:
+    """The env, key map, keyboard controller, window and session for ``cfg`` (not started)."""
+    extra: dict[str, Any] = {"render_mode": "rgb_array"}
+    if cfg.max_episode_steps is not None:
+        extra["max_episode_steps"] = cfg.max_episode_steps
+    env = make_env(cfg.env, cfg.make_kwargs(), **extra)
+    try:
+        keymap = resolve_keymap(env, cfg.env, cfg.keymap)
+        turn_based = turn_based_default(cfg.env) if cfg.turn_based is None else cfg.turn_based
+        if cfg.fps is not None and cfg.fps <= 0:
+            raise ValueError(f"--fps: expected a positive number, got {cfg.fps}")
+        fps = cfg.fps if cfg.fps is not None else realtime_fps(env)
+        size = _first_frame_size(env)
+    except BaseException:
+        env.close()
+        raise
+    if cfg.record:
+        wrapped: gym.Env = RecordEpisodes(
+            env,
+            cfg.out / env_folder_name(cfg.env),
+            controller="keyboard",
+            player=cfg.player_name(),
+            key_map=keymap.to_json(),
+            fps=None if turn_based else fps,
+            attrs={"turn_based": turn_based, "key_map_source": keymap.source},
+        )
+    else:
+        wrapped = TrackEpisodes(env)
+    state = SessionState()
+    controller = KeyboardController(keymap, state, turn_based)
+    if window is None:
+        window = PlayWindow(*size, caption=f"DemoStudio - {cfg.env}", zoom=cfg.zoom)
+    opts = SessionOptions(
+        env_id=cfg.env,
+        fps=None if turn_based else fps,
+        turn_based=turn_based,
+        countdown=cfg.countdown,
+        episodes=cfg.episodes,
+        keep_on_quit=cfg.keep_on_quit,
+        screenshots=cfg.screenshots,
+        seed=cfg.seed,
+    )
+    return PlaySession(wrapped, controller, window, opts, keymap=keymap, state=state)
+
+
+def run_play(cfg: PlayConfig) -> PlayResult:
+    """Play ``cfg.env`` with the keyboard in a window until the player quits."""
+    return build_session(cfg).run()
+
+
+def run_controller_window(
+    env_id: str,
+    controller: Controller,
+    *,
+    out_dir: str | os.PathLike | None = None,
+    episodes: int | None = 1,
+    fps: float | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    player: str = "",
+    countdown: float = 0.0,
+    zoom: float | None = None,
+) -> list[Path]:
+    """Show ``controller`` (e.g. a trained agent) playing ``env_id`` in the play window.
+
+    Args:
+        env_id: Gymnasium id (ALE/MiniGrid ids are registered as needed).
+        controller: follows :class:`demostudio.controllers.Controller` (``name``,
+            ``reset(env, obs, info)``, ``act(env, obs)``); its ``name`` is recorded.
+        out_dir: when given, every episode is recorded through ``RecordEpisodes`` into this
+            folder (the files go directly in it); None only shows the game.
+        episodes: close the window after this many finished episodes (None: until Esc).
+        fps: steps per second; None plays at the env's real-time rate (Atari v5: 15).
+        env_kwargs: extra ``gymnasium.make`` keyword arguments.
+        player: stored as the episodes' player.
+        countdown: seconds of 3-2-1 before each episode.
+        zoom: window zoom (None: fit about 1000x720).
+
+    Returns the saved episode files (empty when ``out_dir`` is None). The window's controls
+    work as in ``demostudio play`` (P pause, Backspace restart, End end-and-save, Esc quit,
+    F12 screenshot, +/- zoom); the HUD shows the agent's action instead of keys."""
+    env = make_env(env_id, env_kwargs or {}, render_mode="rgb_array")
+    try:
+        rate = realtime_fps(env) if fps is None else float(fps)
+        if rate <= 0:
+            raise ValueError(f"fps: expected a positive number or None, got {fps}")
+        size = _first_frame_size(env)
+    except BaseException:
+        env.close()
+        raise
+    if out_dir is not None:
+        wrapped: gym.Env = RecordEpisodes(
+            env, Path(out_dir), controller=controller.name, player=player, fps=rate
+        )
+    else:
+        wrapped = TrackEpisodes(env)
+    window = PlayWindow(*size, caption=f"DemoStudio - {env_id} - {controller.name}", zoom=zoom)
+    opts = SessionOptions(env_id=env_id, fps=rate, countdown=countdown, episodes=episodes)
+    return PlaySession(wrapped, controller, window, opts).run().saved

@@ -1,0 +1,352 @@
+"""The game loop: one :class:`PlaySession` runs episodes of a (recording) env in a
+:class:`PlayWindow` with any controller, the keyboard or an agent.
+
+Each tick handles the window's events (:func:`process_event`), carries out the requests
+(restart, end now, quit, screenshot, zoom), steps the env once when the game is running (every
+tick at the fixed rate; turn-based, once per key press), draws the frame, HUD and overlays and
+waits for the next tick. An episode is saved the moment it ends (by ``RecordEpisodes``); the
+next one starts with a fresh seed after the countdown."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+import pygame
+
+from demostudio.controllers import Controller
+from demostudio.episode import env_folder_name
+from demostudio.play import hud
+from demostudio.play.keymap import KeyMap, describe_keys
+from demostudio.play.state import CONTROLS, Request, SessionState, process_event
+from demostudio.play.timing import RateClock, RateMeter
+from demostudio.play.window import PlayWindow
+
+TURN_BASED_REDRAW_FPS = 30.0
+MESSAGE_SECONDS = 2.5
+
+
+@dataclass
+class SessionOptions:
+    """How a session runs (set by ``demostudio play`` and ``run_controller_window``)."""
+
+    env_id: str
+    """Shown in the HUD and used to name screenshots."""
+    fps: float | None
+    """Steps per second (None: as fast as possible). Ignored when turn-based."""
+    turn_based: bool = False
+    """Step only when the controller is ready (the keyboard: on each game key press)."""
+    countdown: float = 3.0
+    """Seconds of 3-2-1 before each episode (0: none)."""
+    episodes: int | None = None
+    """Stop after this many finished episodes (None: until the player quits)."""
+    keep_on_quit: bool = False
+    """Closing the window saves the episode in progress instead of discarding it."""
+    screenshots: Path = Path("screenshots")
+    """Folder for F12 screenshots."""
+    seed: int | None = None
+    """First reset seed, then +1 per episode; None draws a fresh seed for each episode."""
+
+
+class PlayResult(NamedTuple):
+    saved: list[Path]
+    """Episode files saved during the session, in order."""
+    episodes: int
+    """Episodes finished (ended by the env or by End), saved or not."""
+    discarded: int
+    """Episodes thrown away (Backspace, or in progress at quit)."""
+
+
+class PlaySession:
+    """Runs ``controller`` on ``env`` in ``window``.
+
+    ``env`` is a :class:`~demostudio.episode.RecordEpisodes` (recording) or a
+    :class:`~demostudio.play.tracking.TrackEpisodes` (watching only); both render into
+    ``last_frame``. ``keymap`` is shown by the help overlay and gives the game keys."""
+
+    def __init__(
+        self,
+        env: gym.Env,
+        controller: Controller,
+        window: PlayWindow,
+        options: SessionOptions,
+        *,
+        keymap: KeyMap | None = None,
+        state: SessionState | None = None,
+    ):
+        self.env = env
+        self.controller = controller
+        self.window = window
+        self.opts = options
+        self.keymap = keymap
+        self.state = state if state is not None else SessionState()
+        self.game_keys = keymap.keys if keymap is not None else frozenset()
+        rate = TURN_BASED_REDRAW_FPS if options.turn_based else options.fps
+        self.clock = RateClock(rate)
+        self.meter = RateMeter()
+        self.finished = False
+        self.episodes_done = 0
+        self.discarded = 0
+        self.resets = 0
+        self.obs: Any = None
+        self.info: dict = {}
+        self.last_reward: float | None = None
+        self.last_action: Any = None
+        self.countdown_end: float | None = None
+        self.message = ""
+        self.message_until = 0.0
+        self._last_tick = time.perf_counter()
+
+    # ---- episode flow --------------------------------------------------------------------------
+
+    @property
+    def steps(self) -> int:
+        return int(self.env.episode_steps)
+
+    def _say(self, text: str) -> None:
+        self.message = text
+        self.message_until = time.perf_counter() + MESSAGE_SECONDS
+
+    def new_episode(self) -> None:
+        seed = None if self.opts.seed is None else self.opts.seed + self.resets
+        self.obs, self.info = self.env.reset(seed=seed)
+        self.resets += 1
+        self.controller.reset(self.env, self.obs, self.info)
+        self.last_reward = None
+        self.last_action = None
+        self.state.turns.clear()
+        now = time.perf_counter()
+        self.countdown_end = now + self.opts.countdown if self.opts.countdown > 0 else None
+        self.meter.reset()
+
+    def _episode_over(self, path: Path | None, steps: int, ret: float, how: str) -> None:
+        self.episodes_done += 1
+        where = f" -> {path.name}" if path is not None else ""
+        self._say(f"Episode {self.episodes_done} {how}: {steps} steps, return {ret:.4g}{where}")
+        if self.opts.episodes is not None and self.episodes_done >= self.opts.episodes:
+            self.finished = True
+        else:
+            self.new_episode()
+
+    def step(self) -> None:
+        """One env step with the controller's action."""
+        action = self.controller.act(self.env, self.obs)
+        keys = getattr(self.controller, "last_keys", ())
+        self.env.set_keys(keys)
+        steps_before, ret_before = self.steps, float(self.env.episode_return)
+        n_saved = len(self.env.saved)
+        self.obs, reward, terminated, truncated, self.info = self.env.step(action)
+        self.last_reward = float(reward)
+        self.last_action = action
+        self.meter.tick()
+        if terminated or truncated:
+            path = self.env.saved[-1] if len(self.env.saved) > n_saved else None
+            how = "ended" if terminated else "timed out"
+            self._episode_over(path, steps_before + 1, ret_before + float(reward), how)
+
+    def end_now(self) -> None:
+        """End the episode in progress and save it (marked truncated)."""
+        if self.steps == 0:
+            self._say("Nothing to save yet: the episode has no steps")
+            return
+        steps, ret = self.steps, float(self.env.episode_return)
+        path = self.env.end_episode(keep=True)
+        self._episode_over(path, steps, ret, "ended early")
+
+    def restart(self) -> None:
+        """Discard the episode in progress (nothing saved) and start a new one."""
+        self.env.discard_episode()
+        self.discarded += 1
+        self._say("Episode discarded; restarting")
+        self.new_episode()
+
+    def quit(self, keep: bool) -> None:
+        if self.steps > 0 and keep:
+            steps, ret = self.steps, float(self.env.episode_return)
+            self.env.end_episode(keep=True)
+            self.episodes_done += 1
+            self._say(f"Saved the episode in progress: {steps} steps, return {ret:.4g}")
+        else:
+            if self.steps > 0:
+                self.discarded += 1
+            self.env.discard_episode()
+        self.finished = True
+
+    def screenshot(self) -> Path:
+        stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")[:-3]
+        name = f"{env_folder_name(self.opts.env_id)}-{stamp}.png"
+        path = self.window.screenshot(self.opts.screenshots / name)
+        self._say(f"Screenshot saved to {path}")
+        return path
+
+    def _handle(self, request: Request) -> None:
+        if request is Request.RESTART:
+            self.restart()
+        elif request is Request.END_EPISODE:
+            self.end_now()
+        elif request is Request.QUIT:
+            self.quit(self.opts.keep_on_quit)
+        elif request is Request.QUIT_KEEP:
+            self.quit(True)
+        elif request is Request.QUIT_DISCARD:
+            self.quit(False)
+        elif request is Request.SCREENSHOT:
+            self.screenshot()
+        elif request is Request.ZOOM_IN:
+            self.window.zoom_in()
+        elif request is Request.ZOOM_OUT:
+            self.window.zoom_out()
+
+    # ---- the loop ------------------------------------------------------------------------------
+
+    def handle_events(self, events: list[pygame.event.Event]) -> None:
+        for event in events:
+            process_event(self.state, event, self.game_keys, self.opts.turn_based)
+        if self.state.resize is not None:
+            self.window.resize(*self.state.resize)
+            self.state.resize = None
+        for request in self.state.take_requests():
+            if self.finished:
+                break
+            self._handle(request)
+        if self.state.confirm_quit and self.steps == 0 and not self.finished:
+            # Nothing would be lost: quit without asking.
+            self.state.confirm_quit = False
+            self.quit(False)
+
+    def tick(self) -> bool:
+        """One iteration of the loop; False once the session is over."""
+        now = time.perf_counter()
+        dt, self._last_tick = now - self._last_tick, now
+        self.handle_events(pygame.event.get())
+        if self.finished:
+            return False
+        if self.countdown_end is not None:
+            if self.state.frozen:
+                self.countdown_end += dt
+            elif now >= self.countdown_end:
+                self.countdown_end = None
+        elif not self.state.frozen:
+            ready = getattr(self.controller, "ready", None)
+            if ready is None or ready():
+                self.step()
+        if self.finished:
+            return False
+        self.draw()
+        self.clock.wait()
+        return True
+
+    def run(self) -> PlayResult:
+        """Play until the player quits or ``options.episodes`` episodes are finished."""
+        try:
+            self.new_episode()
+            while self.tick():
+                pass
+        finally:
+            self.close()
+        return self.result()
+
+    def close(self) -> None:
+        """Leave nothing half-done: an episode still open is kept or discarded per
+        ``keep_on_quit`` (an interrupted session), then the env is closed."""
+        if not self.finished and getattr(self.env, "recording", False):
+            keep = self.opts.keep_on_quit and self.steps > 0
+            self.env.end_episode(keep=keep)
+        self.finished = True
+        self.env.close()
+
+    def result(self) -> PlayResult:
+        return PlayResult(list(self.env.saved), self.episodes_done, self.discarded)
+
+    # ---- drawing -------------------------------------------------------------------------------
+
+    def _lives(self) -> int | None:
+        lives = self.info.get("lives") if isinstance(self.info, dict) else None
+        if isinstance(lives, (int, np.integer)) and not isinstance(lives, bool):
+            return int(lives)
+        return None
+
+    def _input_text(self) -> str:
+        if self.keymap is not None and getattr(self.controller, "name", "") == "keyboard":
+            return f"keys {describe_keys(self.state.held)}"
+        if self.last_action is None:
+            return "action -"
+        action = np.asarray(self.last_action)
+        text = str(action.item()) if action.size == 1 else np.array2string(action, precision=2)
+        meanings = getattr(self.env.unwrapped, "get_action_meanings", None)
+        if callable(meanings) and action.size == 1 and action.dtype.kind in "iu":
+            try:
+                text += f" {meanings()[int(action.item())]}"
+            except (IndexError, TypeError):
+                pass
+        return f"action {text}"
+
+    def hud_info(self) -> hud.HudInfo:
+        now = time.perf_counter()
+        return hud.HudInfo(
+            env_id=self.opts.env_id,
+            controller=getattr(self.controller, "name", "?"),
+            recording=bool(getattr(self.env, "recording", False)),
+            paused=self.state.paused,
+            turn_based=self.opts.turn_based,
+            episode=self.episodes_done + 1,
+            saved=len(self.env.saved),
+            step=self.steps,
+            episode_return=float(self.env.episode_return),
+            last_reward=self.last_reward,
+            fps=self.meter.rate,
+            target_fps=self.opts.fps,
+            lives=self._lives(),
+            input=self._input_text(),
+            blink=int(now * 2) % 2 == 0,
+        )
+
+    def _help_notes(self) -> list[str]:
+        if self.keymap is None:
+            return [f"controller: {getattr(self.controller, 'name', '?')}"]
+        if self.opts.turn_based:
+            first = "turn-based: the game steps once per key press"
+        else:
+            noop = self.keymap.noop
+            label = next((b.label for b in self.keymap.bindings if b.action == noop), "")
+            first = f"no key held: action {noop}" + (f" ({label})" if label else "")
+        return [first, f"key map: {self.keymap.source}"]
+
+    def draw(self) -> None:
+        w = self.window
+        w.draw_frame(self.env.last_frame)
+        surface, rect = w.surface, w.frame_rect
+        hud.draw_hud(surface, w.hud_rect, self.hud_info())
+        now = time.perf_counter()
+        if self.countdown_end is not None and not self.state.help:
+            hud.draw_countdown(surface, rect, self.countdown_end - now, self.episodes_done + 1)
+        if self.state.paused and not self.state.help:
+            hud.draw_banner(
+                surface, rect, "PAUSED", ["P to resume", "nothing is recorded while paused"]
+            )
+        if self.state.confirm_quit:
+            hud.draw_banner(
+                surface,
+                rect,
+                "Quit?",
+                [
+                    f"Enter: save this episode ({self.steps} steps) and quit",
+                    "Esc: discard it and quit",
+                    "any other key: keep playing",
+                ],
+            )
+        if self.state.help:
+            rows = self.keymap.help_rows() if self.keymap is not None else []
+            title = f"Keys: {self.keymap.name or self.opts.env_id}" if self.keymap else "Keys"
+            hud.draw_help(surface, w.game_rect, title, rows, CONTROLS, self._help_notes())
+        if self.message and now < self.message_until:
+            hud.draw_message(surface, w.game_rect, self.message)
+        w.flip()
+
+
+__all__ = ["PlayResult", "PlaySession", "SessionOptions"]
