@@ -1,0 +1,81 @@
+"""``demostudio play ENV_ID`` (keyboard play, every episode saved) and ``demostudio launch``
+(the launcher window, what a bare ``demostudio`` opens). pygame is imported inside the
+commands."""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from pathlib import Path
+
+from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+
+
+@dataclass
+class LaunchConfig:
+    """Open the launcher: pick a game, set the player, play or open the replay viewer."""
+
+    out: Path = Path("demos")
+    """Root folder of the recordings (counted per game; new episodes go here)."""
+    player: str = ""
+    """Player name to start with (default: your login name)."""
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    from demostudio.cli import CommandError
+    from demostudio.play import KeyMapError, PlayConfig, run_play
+
+    cfg = dataclass_from_args(PlayConfig, args)
+    try:
+        result = run_play(cfg)
+    except KeyMapError as exc:
+        raise CommandError(str(exc)) from None
+    except ValueError as exc:
+        if "expected" not in str(exc):
+            raise
+        raise CommandError(str(exc)) from None
+    finally:
+        import pygame
+
+        pygame.quit()
+    for path in result.saved:
+        print(path)
+    print(
+        f"{len(result.saved)} episode(s) saved, {result.discarded} discarded",
+        f"under {cfg.out}" if cfg.record else "(recording off)",
+    )
+    return 0
+
+
+def cmd_launch(args: argparse.Namespace) -> int:
+    from demostudio.launcher import run_launcher
+
+    cfg = dataclass_from_args(LaunchConfig, args)
+    try:
+        run_launcher(cfg.out, player=cfg.player)
+    finally:
+        import pygame
+
+        pygame.quit()
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    from demostudio.play.config import PlayConfig
+
+    p = subparsers.add_parser(
+        "play",
+        help="play a game with the keyboard; every episode is saved",
+        description=(
+            "Play a Gymnasium game with the keyboard; every episode is saved to "
+            "OUT/<env>/ the moment it ends. Keys: F1/H help, P pause, Backspace discard and "
+            "restart, End end and save now, Esc quit, F12 screenshot, +/- zoom."
+        ),
+    )
+    add_dataclass_arguments(p, PlayConfig)
+    p.set_defaults(func=cmd_play)
+    p = subparsers.add_parser(
+        "launch", help="open the launcher window (what a bare `demostudio` does)"
+    )
+    add_dataclass_arguments(p, LaunchConfig)
+    p.set_defaults(func=cmd_launch)

@@ -1,0 +1,175 @@
+"""Drawing the launcher: the game list with recording counts, the env / player / folder fields,
+the Play and Replay buttons and a status line."""
+
+from __future__ import annotations
+
+import pygame
+
+from demostudio.launcher.state import Focus, LauncherState, Layout
+from demostudio.ui import theme
+
+WIDTH, HEIGHT = 820, 600
+ROW_H = 34
+LIST_W = 430
+TOP = 78
+PAD = 20
+
+
+def layout(size: tuple[int, int], n_games: int) -> Layout:
+    w = size[0]
+    rows = [pygame.Rect(PAD, TOP + 24 + i * ROW_H, LIST_W, ROW_H - 2) for i in range(n_games)]
+    x = PAD * 2 + LIST_W
+    fw = max(160, w - x - PAD)
+    return Layout(
+        rows=rows,
+        env_field=pygame.Rect(x, TOP + 24, fw, 30),
+        player_field=pygame.Rect(x, TOP + 94, fw, 30),
+        play_button=pygame.Rect(x, TOP + 146, fw, 44),
+        folder_field=pygame.Rect(x, TOP + 250, fw, 30),
+        replay_button=pygame.Rect(x, TOP + 292, fw, 36),
+    )
+
+
+def _field(surface, rect, label, text, focused, hint=""):
+    theme.draw_text(surface, label, (rect.left, rect.top - 20), 13, theme.TEXT_DIM)
+    pygame.draw.rect(surface, theme.BACKGROUND, rect, border_radius=4)
+    pygame.draw.rect(
+        surface, theme.ACCENT if focused else theme.PANEL_LIGHT, rect, width=2, border_radius=4
+    )
+    font = theme.font(14, mono=True)
+    shown = text
+    while shown and font.size(shown)[0] > rect.w - 18:
+        shown = shown[1:]
+    if shown != text:
+        shown = "…" + shown[1:]
+    img = font.render(shown, True, theme.TEXT if text else theme.TEXT_DIM)
+    if not text and hint:
+        img = theme.font(13).render(hint, True, theme.TEXT_DIM)
+    r = surface.blit(img, img.get_rect(midleft=(rect.left + 8, rect.centery)))
+    if focused and pygame.time.get_ticks() // 500 % 2 == 0:
+        x = r.right + 1 if text else rect.left + 8
+        pygame.draw.line(surface, theme.TEXT, (x, rect.top + 6), (x, rect.bottom - 7), 2)
+
+
+def _button(surface, rect, label, color, sub=""):
+    pygame.draw.rect(surface, color, rect, border_radius=6)
+    theme.draw_text(
+        surface,
+        label,
+        (rect.centerx, rect.centery - (7 if sub else 0)),
+        17,
+        theme.BACKGROUND,
+        bold=True,
+        anchor="center",
+    )
+    if sub:
+        theme.draw_text(
+            surface, sub, (rect.centerx, rect.centery + 11), 11, theme.BACKGROUND, anchor="center"
+        )
+
+
+def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], lay: Layout):
+    surface.fill(theme.BACKGROUND)
+    theme.draw_text(surface, "DemoStudio", (PAD, 18), 28, theme.TEXT, bold=True)
+    theme.draw_text(
+        surface,
+        "play a game, every episode is recorded · learn from the demonstrations",
+        (PAD, 54),
+        13,
+        theme.TEXT_DIM,
+    )
+    theme.draw_text(
+        surface, "Games", (PAD, TOP), 14, theme.ACCENT if state.focus is Focus.GAMES else theme.TEXT
+    )
+    theme.draw_text(
+        surface, "recordings", (PAD + LIST_W - 8, TOP), 13, theme.TEXT_DIM, anchor="topright"
+    )
+    for i, (game, rect) in enumerate(zip(state.games, lay.rows)):
+        selected = i == state.selected
+        if selected:
+            pygame.draw.rect(surface, theme.PANEL_LIGHT, rect, border_radius=4)
+            if state.focus is Focus.GAMES:
+                pygame.draw.rect(surface, theme.ACCENT, rect, width=1, border_radius=4)
+        elif i % 2:
+            pygame.draw.rect(surface, theme.PANEL, rect, border_radius=4)
+        theme.draw_text(surface, game.title, (rect.left + 10, rect.top + 3), 15, theme.TEXT)
+        theme.draw_text(
+            surface, game.env_id, (rect.left + 10, rect.top + 20), 10, theme.TEXT_DIM, mono=True
+        )
+        theme.draw_text(
+            surface,
+            game.family,
+            (rect.left + 270, rect.centery),
+            11,
+            theme.TEXT_DIM,
+            anchor="midleft",
+        )
+        n = counts.get(game.env_id, 0)
+        theme.draw_text(
+            surface,
+            str(n),
+            (rect.right - 10, rect.centery),
+            15,
+            theme.GOOD if n else theme.TEXT_DIM,
+            bold=bool(n),
+            anchor="midright",
+        )
+
+    _field(
+        surface,
+        lay.env_field,
+        "Env id (pick a game or type any registered id)",
+        state.env_text,
+        state.focus is Focus.ENV,
+        "e.g. ALE/Pong-v5",
+    )
+    _field(
+        surface,
+        lay.player_field,
+        "Player",
+        state.player,
+        state.focus is Focus.PLAYER,
+        "your name (stored in every episode)",
+    )
+    env_id = state.env_text.strip()
+    n = counts.get(env_id)
+    sub = f"Enter · {n} recording{'s' if n != 1 else ''} so far" if n is not None else "Enter"
+    _button(surface, lay.play_button, "Play and record", theme.GOOD, sub)
+    theme.draw_text(
+        surface, "Replay viewer", (lay.folder_field.left, lay.folder_field.top - 46), 14, theme.TEXT
+    )
+    _field(
+        surface,
+        lay.folder_field,
+        "Folder or episode file",
+        state.folder_text,
+        state.focus is Focus.FOLDER,
+    )
+    _button(surface, lay.replay_button, "Open replay viewer", theme.ACCENT, "Ctrl+R")
+
+    hints = "↑/↓ pick · Tab next field · Enter play · Ctrl+R replay · Esc quit"
+    h = surface.get_height()
+    theme.draw_text(surface, hints, (PAD, h - 24), 12, theme.TEXT_DIM)
+    if state.status:
+        color = theme.BAD if state.status_error else theme.TEXT
+        y = lay.replay_button.bottom + 18
+        width = surface.get_width() - lay.replay_button.left - PAD
+        for line in _wrap(state.status, width, 13):
+            theme.draw_text(surface, line, (lay.replay_button.left, y), 13, color)
+            y += 18
+
+
+def _wrap(text: str, width: int, size: int) -> list[str]:
+    font = theme.font(size)
+    lines: list[str] = []
+    for para in text.split("\n"):
+        line = ""
+        for word in para.split(" "):
+            trial = f"{line} {word}".strip()
+            if font.size(trial)[0] <= width or not line:
+                line = trial
+            else:
+                lines.append(line)
+                line = word
+        lines.append(line)
+    return lines[:8]
