@@ -17,7 +17,7 @@ COMMAND_MODULES = (
     "demostudio.cli.record_cmd",
     "demostudio.cli.play_cmds",
     "demostudio.cli.replay_cmds",
-    # train (issue 5)
+    "demostudio.cli.train_cmds",
     "demostudio.cli.data_cmds",
 )
 # The command run by a bare ``demostudio`` (registered by the play module).

@@ -1,0 +1,105 @@
+"""Actors: vectorized environments stepped together, one epsilon per actor (Ape-X ladder),
+each env's stream cut into sequences by its own SequenceWriter."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import NamedTuple
+
+import gymnasium as gym
+import numpy as np
+
+from agents.core.policy import BatchPolicy
+from agents.core.preprocess import Preprocessor
+from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, concat_batches
+
+
+class FinishedEpisode(NamedTuple):
+    actor: int
+    length: int
+    total_return: float
+    sequences: SequenceBatch | None
+    """All sequences of the episode (only when the actor keeps them for episode memory)."""
+
+
+class ActorStep(NamedTuple):
+    sequences: SequenceBatch | None
+    """Sequences completed by this step (all actors), or None."""
+    env_steps: int
+    """Real transitions taken (resets excluded)."""
+    finished: list[FinishedEpisode]
+
+
+class VectorActor:
+    def __init__(
+        self,
+        env_fns: list[Callable[[], gym.Env]],
+        policy: BatchPolicy,
+        preprocess: Preprocessor,
+        length: int,
+        period: int,
+        end: EndBehavior,
+        seed: int,
+        keep_episodes: bool = False,
+    ):
+        self.envs = gym.vector.SyncVectorEnv(env_fns)
+        self.policy = policy
+        self.preprocess = preprocess
+        self.n = len(env_fns)
+        self.writers = [SequenceWriter(length, period, end) for _ in range(self.n)]
+        self.keep_episodes = keep_episodes
+        self._episode_seqs: list[list[SequenceBatch]] = [[] for _ in range(self.n)]
+        self._returns = np.zeros(self.n)
+        obs, _ = self.envs.reset(seed=seed)
+        self._obs = self.preprocess(obs)
+        self._autoreset = np.zeros(self.n, bool)
+        h, c = policy.numpy_state()
+        for i, w in enumerate(self.writers):
+            w.begin({k: v[i] for k, v in self._obs.items()}, h[i], c[i])
+
+    def step(self) -> ActorStep:
+        actions = self.policy.act(self._obs)
+        next_obs, reward, terminated, truncated, _ = self.envs.step(actions)
+        next_p = self.preprocess(next_obs)
+        self.policy.observe(actions, reward)
+        done = terminated | truncated
+        self.policy.reset(done | self._autoreset)
+        h, c = self.policy.numpy_state()
+        out: list[SequenceBatch] = []
+        finished: list[FinishedEpisode] = []
+        env_steps = 0
+        for i, w in enumerate(self.writers):
+            obs_i = {k: v[i] for k, v in next_p.items()}
+            if self._autoreset[i]:  # this step only reset env i: a new episode begins
+                w.begin(obs_i, h[i], c[i])
+                self._returns[i] = 0.0
+                continue
+            env_steps += 1
+            self._returns[i] += float(reward[i])
+            seq = w.step(actions[i], reward[i], bool(terminated[i]), obs_i, h[i], c[i])
+            if done[i]:
+                last = w.end()
+                seq = (
+                    last if seq is None else (seq if last is None else concat_batches([seq, last]))
+                )
+            if seq is not None:
+                out.append(seq)
+                if self.keep_episodes:
+                    self._episode_seqs[i].append(seq)
+            if done[i]:
+                kept = self._episode_seqs[i]
+                finished.append(
+                    FinishedEpisode(
+                        i, w.steps, float(self._returns[i]), concat_batches(kept) if kept else None
+                    )
+                )
+                self._episode_seqs[i] = []
+        self._autoreset = done
+        self._obs = next_p
+        return ActorStep(concat_batches(out) if out else None, env_steps, finished)
+
+    def close(self) -> None:
+        self.envs.close()
+
+
+__all__ = ["ActorStep", "FinishedEpisode", "VectorActor"]

@@ -1,0 +1,139 @@
+"""Recorded episodes -> replay sequences, read only through ``demostudio.episode``.
+
+Before any training the demos are checked against the training env: the env id (unless
+an override names the id the demos were recorded on), the action space, and the
+observation space after preprocessing. Demo observations go through the very same
+preprocessing function and SequenceWriter as the actors' live observations; the stored
+LSTM states are the current network's states along the demo.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from agents.core.networks import RecurrentQNetwork
+from agents.core.policy import BatchPolicy
+from agents.core.preprocess import Preprocessor, obs_spec
+from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, concat_batches
+from demostudio.episode import EpisodeData, EpisodeError, find_episodes, load_episode, read_summary
+
+
+class DemoSet(NamedTuple):
+    paths: list[Path]
+    episodes: list[EpisodeData]
+
+    @property
+    def steps(self) -> int:
+        return sum(len(e) for e in self.episodes)
+
+
+def check_demo(path: Path, env_id: str, env: gym.Env, accept_env_id: str | None = None) -> None:
+    """Raise EpisodeError naming ``path`` and what differs from the training env."""
+    s = read_summary(path)
+    wanted = accept_env_id or env_id
+    if s.env_id != wanted:
+        hint = (
+            "" if accept_env_id else " (pass --demo-env-override ID to accept another env's demos)"
+        )
+        raise EpisodeError(path, "env_id", f"expected demos of {wanted!r}, got {s.env_id!r}{hint}")
+    if s.action_space != env.action_space:
+        raise EpisodeError(
+            path,
+            "action_space",
+            f"expected {env.action_space} like the training env, got {s.action_space}",
+        )
+    try:
+        demo_spec = obs_spec(s.observation_space)
+    except TypeError as exc:
+        raise EpisodeError(path, "observation_space", str(exc)) from None
+    env_spec = obs_spec(env.observation_space)
+    if demo_spec != env_spec:
+        raise EpisodeError(
+            path,
+            "observation_space",
+            f"expected {env_spec} after preprocessing (env: {env.observation_space}), "
+            f"got {demo_spec} (demo: {s.observation_space})",
+        )
+
+
+def load_demos(
+    paths: Sequence[str | os.PathLike], env_id: str, env: gym.Env, accept_env_id: str | None = None
+) -> DemoSet:
+    """Find, check and load the demo episodes under ``paths`` (files or folders)."""
+    files = find_episodes(list(paths))
+    if not files:
+        raise FileNotFoundError(
+            f"expected episode files (*.h5) under {', '.join(map(str, paths))}, got none"
+        )
+    for p in files:
+        check_demo(p, env_id, env, accept_env_id)
+    return DemoSet(files, [load_episode(p) for p in files])
+
+
+@torch.no_grad()
+def episode_sequences(
+    episode: EpisodeData,
+    preprocess: Preprocessor,
+    network: RecurrentQNetwork,
+    length: int,
+    period: int,
+    end: EndBehavior,
+    device: torch.device,
+) -> SequenceBatch | None:
+    """Cut one recorded episode into sequences (stored states from ``network``)."""
+    processed = preprocess(episode.observations)  # the actors' function, on all T+1 steps
+    policy = BatchPolicy(network, preprocess, np.zeros(1), device, np.random.default_rng(0))
+    writer = SequenceWriter(length, period, end)
+    h, c = policy.numpy_state()
+    writer.begin({k: v[0] for k, v in processed.items()}, h[0], c[0])
+    actions = np.asarray(episode.actions).astype(np.int64).reshape(len(episode))
+    parts = []
+    for t in range(len(episode)):
+        policy.act({k: v[t : t + 1] for k, v in processed.items()})
+        policy.observe(actions[t : t + 1], episode.rewards[t : t + 1])
+        h, c = policy.numpy_state()
+        seq = writer.step(
+            actions[t],
+            float(episode.rewards[t]),
+            bool(episode.terminations[t]),
+            {k: v[t + 1] for k, v in processed.items()},
+            h[0],
+            c[0],
+        )
+        if seq is not None:
+            parts.append(seq)
+    last = writer.end()
+    if last is not None:
+        parts.append(last)
+    return concat_batches(parts) if parts else None
+
+
+def demo_sequences(
+    demos: DemoSet,
+    preprocess: Preprocessor,
+    network: RecurrentQNetwork,
+    length: int,
+    period: int,
+    end: EndBehavior,
+    device: torch.device,
+) -> SequenceBatch:
+    parts = [
+        s
+        for e in demos.episodes
+        if (s := episode_sequences(e, preprocess, network, length, period, end, device)) is not None
+    ]
+    if not parts:
+        raise ValueError(
+            f"expected demo episodes with at least one step, got {len(demos.paths)} empty ones"
+        )
+    return concat_batches(parts)
+
+
+__all__ = ["DemoSet", "check_demo", "demo_sequences", "episode_sequences", "load_demos"]

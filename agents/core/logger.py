@@ -1,0 +1,57 @@
+"""Run logging: metrics.jsonl (one JSON object per line), TensorBoard scalars, config.json."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+METRICS_FILE = "metrics.jsonl"
+
+
+class RunLogger:
+    def __init__(self, run_dir: Path, tensorboard: bool = True):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        self.path = run_dir / METRICS_FILE
+        self._file = self.path.open("a", encoding="utf-8")
+        self._tb = None
+        if tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
+
+            self._tb = SummaryWriter(str(run_dir / "tb"))
+
+    def log(self, kind: str, env_steps: int, **values: Any) -> None:
+        clean = {k: v for k, v in values.items() if not (isinstance(v, float) and math.isnan(v))}
+        self._file.write(json.dumps({"kind": kind, "env_steps": env_steps, **clean}) + "\n")
+        self._file.flush()
+        if self._tb is not None:
+            for k, v in clean.items():
+                if isinstance(v, (int, float)) and not isinstance(v, bool):
+                    self._tb.add_scalar(f"{kind}/{k}", v, env_steps)
+
+    def close(self) -> None:
+        self._file.close()
+        if self._tb is not None:
+            self._tb.close()
+
+
+def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
+    """Rows of a run's metrics.jsonl (a ValueError names the file and line if one is bad)."""
+    path = Path(run_dir) / METRICS_FILE
+    if not path.exists():
+        raise FileNotFoundError(
+            f"{path}: expected a metrics file of a training run, got no such file"
+        )
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if not line.strip():
+            continue
+        try:
+            rows.append(json.loads(line))
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}, line {n}: expected a JSON object, got {exc}") from None
+    return rows
+
+
+__all__ = ["METRICS_FILE", "RunLogger", "read_metrics"]

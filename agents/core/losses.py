@@ -1,0 +1,118 @@
+"""Value rescaling, n-step double-Q targets and the R2D2 sequence loss.
+
+Tensors are time-major ``[T, B]`` (``[T, B, A]`` for action values).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, NamedTuple
+
+import torch
+
+if TYPE_CHECKING:
+    from agents.core.learner import Learner, TorchBatch
+
+
+def value_rescale(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
+    """h(x) = sign(x)(sqrt(|x| + 1) - 1) + eps x."""
+    return torch.sign(x) * (torch.sqrt(torch.abs(x) + 1.0) - 1.0) + eps * x
+
+
+def inverse_value_rescale(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
+    """h^-1(x), the exact inverse of :func:`value_rescale`."""
+    root = torch.sqrt(1.0 + 4.0 * eps * (torch.abs(x) + 1.0 + eps))
+    return torch.sign(x) * (((root - 1.0) / (2.0 * eps)) ** 2 - 1.0)
+
+
+def n_step_targets(
+    reward: torch.Tensor,
+    terminal: torch.Tensor,
+    mask: torch.Tensor,
+    bootstrap: torch.Tensor,
+    discount: float,
+    n: int,
+    rescale_eps: float | None = 1e-3,
+) -> torch.Tensor:
+    """n-step targets ``[T, B]`` for every position of a sequence.
+
+    ``reward``, ``terminal``, ``mask``: ``[T, B]`` (step ``t``'s action reward, whether it
+    terminated, whether it is a real step); ``bootstrap``: ``[T, B]`` target-net value of
+    each observation (already rescaled when ``rescale_eps`` is set). The sum stops early at
+    the end of the real steps (then bootstraps from the observation there) and at the end
+    of the sequence; a termination cuts the bootstrap.
+    Target: ``h(sum_i gamma^i r_{t+i} + gamma^k h^-1(Q(s_{t+k})))`` with k <= n.
+    """
+    t_len = reward.shape[0]
+    pad = (0, 0, 0, n)  # pad time (dim 0) at the end
+    r = torch.nn.functional.pad(reward, pad)
+    term = torch.nn.functional.pad(terminal, pad)
+    m = torch.nn.functional.pad(mask.float(), pad)
+    value = bootstrap if rescale_eps is None else inverse_value_rescale(bootstrap, rescale_eps)
+    value = torch.nn.functional.pad(value, pad)
+    ret = torch.zeros_like(reward)
+    scale = torch.ones_like(reward)  # gamma^k times "not terminated so far"
+    steps = torch.zeros_like(reward, dtype=torch.long)
+    running = mask.float()  # still summing
+    for i in range(n):
+        m_i = m[i : i + t_len] * running
+        ret = ret + m_i * scale * r[i : i + t_len]
+        scale = torch.where(m_i > 0, scale * discount * (1.0 - term[i : i + t_len]), scale)
+        steps = steps + m_i.long()
+        running = m_i
+    idx = (torch.arange(t_len, device=reward.device).unsqueeze(1) + steps).clamp(max=t_len + n - 1)
+    boot = value.gather(0, idx)
+    target = ret + scale * boot
+    return target if rescale_eps is None else value_rescale(target, rescale_eps)
+
+
+class LossOutput(NamedTuple):
+    loss: torch.Tensor
+    """Scalar to minimise."""
+    td_abs: torch.Tensor
+    """``[T, B]`` |TD error| per step, for priorities (zeros outside the learned mask)."""
+    learn_mask: torch.Tensor
+    """``[T, B]`` bool, the steps the loss used."""
+    metrics: dict[str, float]
+
+
+LossFn = Callable[["Learner", "TorchBatch"], LossOutput]
+"""A pluggable loss: gets the learner (networks, config) and a batch, returns LossOutput."""
+
+
+def r2d2_loss(learner: Learner, batch: TorchBatch) -> LossOutput:
+    """n-step double Q-learning with value rescaling over the trace (after burn-in)."""
+    cfg = learner.cfg
+    q_online, q_target = learner.unroll(batch)
+    burn = cfg.burn_in
+    greedy = q_online.argmax(dim=-1, keepdim=True)
+    bootstrap = q_target.gather(-1, greedy).squeeze(-1)
+    eps = cfg.rescale_eps if cfg.value_rescaling else None
+    target = n_step_targets(
+        batch.reward, batch.terminal, batch.mask, bootstrap, cfg.discount, cfg.n_step, eps
+    )
+    q_taken = q_online.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
+    learn_mask = batch.mask.clone()
+    learn_mask[:burn] = False
+    td = (target.detach() - q_taken) * learn_mask
+    per_seq = 0.5 * (td**2).sum(0) / learn_mask.sum(0).clamp(min=1)
+    loss = (per_seq * batch.weight).mean()
+    return LossOutput(
+        loss=loss,
+        td_abs=td.detach().abs(),
+        learn_mask=learn_mask,
+        metrics={
+            "loss": float(loss.detach()),
+            "q_mean": float(q_taken[learn_mask].mean().detach()),
+        },
+    )
+
+
+__all__ = [
+    "LossFn",
+    "LossOutput",
+    "inverse_value_rescale",
+    "n_step_targets",
+    "r2d2_loss",
+    "value_rescale",
+]

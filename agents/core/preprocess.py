@@ -1,0 +1,153 @@
+"""Observation preprocessing: ONE function for live observations and for demo observations.
+
+:func:`make_preprocessor` looks at the env's observation space once and returns a
+:class:`Preprocessor` that turns a *batch* of raw observations (from a vector env, or the
+T+1 observations of a recorded episode) into a dict of numpy arrays, one per leaf:
+
+* RGB or gray images at least 32 pixels tall (Atari frames): ``frame``, gray, 84x84 uint8.
+* small uint8 ``H x W x C`` grids (MiniGrid's symbolic 7x7x3 view): ``grid``, kept as is.
+* ``Discrete``: ``discrete``, int64 index (one-hot in the network).
+* any other ``Box`` / ``MultiBinary``: ``vector``, float32, flattened.
+* ``Dict``: each key as above; ``Text`` leaves (MiniGrid's mission) are dropped.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from gymnasium import spaces
+
+LeafKind = Literal["frame", "grid", "discrete", "vector"]
+FRAME_SIZE = 84
+"""Atari frames are resized to FRAME_SIZE x FRAME_SIZE gray."""
+
+
+@dataclass(frozen=True)
+class Leaf:
+    """One preprocessed observation leaf: its kind and per-step shape."""
+
+    kind: LeafKind
+    shape: tuple[int, ...]
+    """Shape of one step after preprocessing (no batch dim)."""
+    n: int = 0
+    """Number of values for ``discrete`` leaves."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "shape": list(self.shape), "n": self.n}
+
+    @staticmethod
+    def from_json(d: Mapping[str, Any]) -> Leaf:
+        return Leaf(kind=d["kind"], shape=tuple(int(s) for s in d["shape"]), n=int(d["n"]))
+
+
+ObsSpec = dict[str, Leaf]
+"""Leaf name -> Leaf; the names are the Dict keys, or ``obs`` for a single leaf."""
+
+
+def _leaf_for(space: spaces.Space) -> Leaf | None:
+    if isinstance(space, spaces.Discrete):
+        return Leaf("discrete", (), int(space.n))
+    if isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) in (2, 3):
+        is_image = space.shape[0] >= 32 and (len(space.shape) == 2 or space.shape[2] in (1, 3))
+        if is_image:
+            return Leaf("frame", (FRAME_SIZE, FRAME_SIZE))
+        if len(space.shape) == 3:
+            return Leaf("grid", tuple(space.shape))
+    if isinstance(space, (spaces.Box, spaces.MultiBinary)):
+        return Leaf("vector", (int(np.prod(space.shape)),))
+    if isinstance(space, spaces.Text):
+        return None
+    raise TypeError(
+        f"expected an observation space made of Box, Discrete, MultiBinary, Text or Dict, "
+        f"got {space}"
+    )
+
+
+def obs_spec(space: spaces.Space) -> ObsSpec:
+    """The preprocessed leaves of ``space`` (what the network is built from)."""
+    if isinstance(space, spaces.Dict):
+        spec = {k: _leaf_for(s) for k, s in space.spaces.items()}
+        out = {k: v for k, v in spec.items() if v is not None}
+    else:
+        leaf = _leaf_for(space)
+        out = {} if leaf is None else {"obs": leaf}
+    if not out:
+        raise TypeError(f"expected an observation space with at least one usable leaf, got {space}")
+    return out
+
+
+def gray_84(images: np.ndarray) -> np.ndarray:
+    """``[N, H, W, 3]`` or ``[N, H, W]`` uint8 -> ``[N, 84, 84]`` uint8 gray (area resize)."""
+    from PIL import Image
+
+    if images.ndim == 4:
+        if images.shape[-1] == 3:
+            images = images.astype(np.float32) @ np.array([0.299, 0.587, 0.114], np.float32)
+        else:
+            images = images[..., 0].astype(np.float32)
+    out = np.empty((len(images), FRAME_SIZE, FRAME_SIZE), np.uint8)
+    for i, img in enumerate(images):
+        pil = Image.fromarray(np.clip(img, 0, 255).astype(np.uint8), mode="L")
+        out[i] = np.asarray(pil.resize((FRAME_SIZE, FRAME_SIZE), Image.Resampling.BOX))
+    return out
+
+
+def _apply(leaf: Leaf, values: Any) -> np.ndarray:
+    arr = np.asarray(values)
+    n = arr.shape[0]
+    if leaf.kind == "frame":
+        return gray_84(arr)
+    if leaf.kind == "grid":
+        return arr.astype(np.uint8, copy=False)
+    if leaf.kind == "discrete":
+        return arr.astype(np.int64, copy=False).reshape(n)
+    return arr.astype(np.float32, copy=False).reshape(n, -1)
+
+
+@dataclass(frozen=True)
+class Preprocessor:
+    """Batch of raw observations -> dict of preprocessed arrays ``{leaf: [N, ...]}``."""
+
+    spec: ObsSpec
+    is_dict: bool
+
+    def __call__(self, batch: Any) -> dict[str, np.ndarray]:
+        if self.is_dict:
+            return {k: _apply(leaf, batch[k]) for k, leaf in self.spec.items()}
+        return {"obs": _apply(self.spec["obs"], batch)}
+
+    def one(self, observation: Any) -> dict[str, np.ndarray]:
+        """A single (unbatched) observation -> dict of arrays without batch dim."""
+        if self.is_dict:
+            batch = {k: np.asarray(observation[k])[None] for k in self.spec}
+        else:
+            batch = np.asarray(observation)[None]
+        return {k: v[0] for k, v in self(batch).items()}
+
+
+def make_preprocessor(space: spaces.Space) -> Preprocessor:
+    return Preprocessor(obs_spec(space), isinstance(space, spaces.Dict))
+
+
+def spec_to_json(spec: ObsSpec) -> dict[str, Any]:
+    return {k: leaf.to_json() for k, leaf in spec.items()}
+
+
+def spec_from_json(d: Mapping[str, Any]) -> ObsSpec:
+    return {k: Leaf.from_json(v) for k, v in d.items()}
+
+
+__all__ = [
+    "FRAME_SIZE",
+    "Leaf",
+    "ObsSpec",
+    "Preprocessor",
+    "gray_84",
+    "make_preprocessor",
+    "obs_spec",
+    "spec_from_json",
+    "spec_to_json",
+]

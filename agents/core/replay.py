@@ -1,0 +1,177 @@
+"""Prioritized sequence replay on a sum tree.
+
+Each stored item is one sequence (see :mod:`agents.core.sequences`). Sampling probability
+is ``p_i^alpha / sum_j p_j^alpha``; a sequence's priority is
+``eta * max|delta| + (1 - eta) * mean|delta|`` over its learned steps (R2D2, eta = 0.9);
+new sequences enter at the largest priority seen so far; importance weights are
+``(N * P(i))^-beta`` normalised by their batch maximum.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from agents.core.sequences import SequenceBatch
+
+
+class SumTree:
+    """Binary sum tree over ``capacity`` leaves, vectorized with numpy."""
+
+    def __init__(self, capacity: int):
+        if capacity < 1:
+            raise ValueError(f"expected capacity >= 1, got {capacity}")
+        self.capacity = capacity
+        self._leaves = 1 << max(0, (capacity - 1).bit_length())
+        self._tree = np.zeros(2 * self._leaves, np.float64)
+
+    @property
+    def total(self) -> float:
+        return float(self._tree[1])
+
+    def get(self, index: np.ndarray) -> np.ndarray:
+        return self._tree[np.asarray(index) + self._leaves]
+
+    def set(self, index: np.ndarray, value: np.ndarray) -> None:
+        index = np.asarray(index, np.int64)
+        value = np.asarray(value, np.float64)
+        if np.any(index < 0) or np.any(index >= self.capacity):
+            raise IndexError(f"expected indices in [0, {self.capacity}), got {index}")
+        if np.any(value < 0) or not np.all(np.isfinite(value)):
+            raise ValueError(f"expected finite priorities >= 0, got {value}")
+        nodes = index + self._leaves
+        self._tree[nodes] = value
+        nodes = np.unique(nodes // 2)
+        while nodes[0] >= 1:
+            self._tree[nodes] = self._tree[2 * nodes] + self._tree[2 * nodes + 1]
+            if nodes[0] == 1:
+                break
+            nodes = np.unique(nodes // 2)
+
+    def find(self, mass: np.ndarray) -> np.ndarray:
+        """Leaf index for each cumulative ``mass`` in ``[0, total)``."""
+        mass = np.asarray(mass, np.float64).copy()
+        node = np.ones(len(mass), np.int64)
+        while node[0] < self._leaves:
+            left = self._tree[2 * node]
+            right_nonzero = self._tree[2 * node + 1] > 0
+            go_right = (mass >= left) & right_nonzero
+            mass = np.where(go_right, mass - left, mass)
+            node = 2 * node + go_right
+        return node - self._leaves
+
+    def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
+        """``n`` leaf indices, stratified: one uniform draw in each of ``n`` equal segments."""
+        total = self.total
+        if total <= 0:
+            raise ValueError("expected a tree with positive total priority, got 0")
+        u = (np.arange(n) + rng.random(n)) / n * total
+        return self.find(np.minimum(u, np.nextafter(total, 0)))
+
+
+class Sampled(NamedTuple):
+    """A sample from one buffer."""
+
+    index: np.ndarray
+    """``[B]`` slot indices in the buffer."""
+    weight: np.ndarray
+    """``[B]`` importance weights (unnormalised: ``(N * P(i))^-beta``)."""
+    batch: SequenceBatch
+
+
+def sequence_priority(td_abs: np.ndarray, mask: np.ndarray, eta: float) -> np.ndarray:
+    """``eta * max + (1 - eta) * mean`` of ``|delta|`` ``[B, T]`` over ``mask``; -> ``[B]``."""
+    td = np.where(mask, np.abs(td_abs), 0.0)
+    count = np.maximum(mask.sum(axis=1), 1)
+    return eta * td.max(axis=1) + (1.0 - eta) * td.sum(axis=1) / count
+
+
+class PrioritizedSequenceReplay:
+    """A ring buffer of sequences with proportional prioritized sampling."""
+
+    def __init__(
+        self,
+        capacity: int,
+        alpha: float = 0.6,
+        beta: float = 0.6,
+        eta: float = 0.9,
+        seed: int | None = None,
+        name: str = "replay",
+    ):
+        self.capacity = capacity
+        self.alpha = alpha
+        self.beta = beta
+        self.eta = eta
+        self.name = name
+        self.rng = np.random.default_rng(seed)
+        self.tree = SumTree(capacity)
+        self.max_priority = 1.0
+        self._data: SequenceBatch | None = None
+        self._next = 0
+        self.size = 0
+        self.added = 0
+
+    def __len__(self) -> int:
+        return self.size
+
+    def _allocate(self, like: SequenceBatch) -> SequenceBatch:
+        n = self.capacity
+        return SequenceBatch(
+            obs={k: np.zeros((n, *v.shape[1:]), v.dtype) for k, v in like.obs.items()},
+            **{
+                name: np.zeros((n, *getattr(like, name).shape[1:]), getattr(like, name).dtype)
+                for name in SequenceBatch._fields
+                if name != "obs"
+            },
+        )
+
+    def add(self, batch: SequenceBatch, priority: np.ndarray | None = None) -> np.ndarray:
+        """Store ``batch`` (at the current max priority unless given); returns the slots."""
+        b = len(batch)
+        if b == 0:
+            return np.zeros(0, np.int64)
+        if self._data is None:
+            self._data = self._allocate(batch)
+        if b > self.capacity:
+            batch = _take(batch, np.arange(b - self.capacity, b))
+            b = self.capacity
+        slots = (self._next + np.arange(b)) % self.capacity
+        for k, v in batch.obs.items():
+            self._data.obs[k][slots] = v
+        for name in SequenceBatch._fields:
+            if name != "obs":
+                getattr(self._data, name)[slots] = getattr(batch, name)
+        p = np.full(b, self.max_priority) if priority is None else np.asarray(priority, float)
+        self.tree.set(slots, np.maximum(p, 1e-8) ** self.alpha)
+        self._next = int((self._next + b) % self.capacity)
+        self.size = min(self.capacity, self.size + b)
+        self.added += b
+        return slots
+
+    def sample(self, n: int) -> Sampled:
+        if self.size == 0:
+            raise ValueError(f"expected a non-empty {self.name} buffer to sample from, got 0 items")
+        index = self.tree.sample(n, self.rng)
+        prob = self.tree.get(index) / self.tree.total
+        weight = (self.size * np.maximum(prob, 1e-12)) ** (-self.beta)
+        return Sampled(index, weight, _take(self._data, index))
+
+    def update_priorities(self, index: np.ndarray, priority: np.ndarray) -> None:
+        priority = np.maximum(np.asarray(priority, np.float64), 1e-8)
+        self.tree.set(index, priority**self.alpha)
+        self.max_priority = max(self.max_priority, float(priority.max(initial=0.0)))
+
+    def priorities(self) -> np.ndarray:
+        """Raw (un-exponentiated) priorities of the stored items."""
+        return self.tree.get(np.arange(self.size)) ** (1.0 / self.alpha)
+
+
+def _take(batch: SequenceBatch, index: np.ndarray) -> SequenceBatch:
+    return SequenceBatch(
+        obs={k: v[index] for k, v in batch.obs.items()},
+        **{name: getattr(batch, name)[index] for name in SequenceBatch._fields if name != "obs"},
+    )
+
+
+__all__ = ["PrioritizedSequenceReplay", "Sampled", "SumTree", "sequence_priority"]

@@ -1,0 +1,215 @@
+"""Cutting episodes into fixed-length sequences for recurrent replay.
+
+A sequence has ``length = burn_in + trace + 1`` steps and starts every ``period`` steps of
+an episode. It never crosses an episode: what runs past the end is zero padding, flagged by
+``mask``. The recurrent state the actor had *before* the first observation of a sequence is
+stored with it (R2D2's "stored state"); the learner refreshes it with the burn-in.
+
+Position ``j`` of a sequence starting at episode step ``s`` holds observation ``s + j`` and,
+when ``mask[j]``, the action taken there, its reward and whether it terminated the episode.
+The last position only provides a bootstrap observation, so its mask is always False.
+The same :class:`SequenceWriter` cuts live actor streams and recorded demo episodes.
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import NamedTuple
+
+import numpy as np
+
+
+class EndBehavior(enum.Enum):
+    """What the sequences covering the end of an episode look like.
+
+    Episode of 7 steps (observations 0..7), length 5, period 3::
+
+        steps        0 1 2 3 4 5 6 7
+        ZERO_PAD     [0 1 2 3 4]           start 0
+                           [3 4 5 6 7]     start 3
+                                 [6 7 . . .] start 6, '.' = zero padding, mask 0
+        ALIGN_END    [0 1 2 3 4]
+                           [3 4 5 6 7]     start 6 moved back to 3 = already written: dropped
+
+    ZERO_PAD keeps every start on the period grid and pads the tail with zeros (the
+    padding is masked out of the loss). ALIGN_END moves a start that would run past the
+    end back so the sequence ends on the last observation (no padding unless the whole
+    episode is shorter than a sequence), dropping it if that duplicates a written one.
+    """
+
+    ZERO_PAD = "zero_pad"
+    ALIGN_END = "align_end"
+
+
+class SequenceBatch(NamedTuple):
+    """``B`` sequences of ``L`` steps (batch-major as stored: ``[B, L, ...]``)."""
+
+    obs: dict[str, np.ndarray]
+    """``[B, L, ...]`` preprocessed observations per leaf."""
+    prev_action: np.ndarray
+    """``[B, L]`` int64, the action before each observation (-1 at an episode start)."""
+    prev_reward: np.ndarray
+    """``[B, L]`` float32, the reward before each observation."""
+    action: np.ndarray
+    """``[B, L]`` int64, the action taken at each observation."""
+    reward: np.ndarray
+    """``[B, L]`` float32, the reward for that action."""
+    terminal: np.ndarray
+    """``[B, L]`` float32, 1 where the action ended the episode by termination."""
+    mask: np.ndarray
+    """``[B, L]`` bool, True where ``action``/``reward`` are real steps to learn from."""
+    h0: np.ndarray
+    """``[B, H]`` stored LSTM hidden state before the first observation."""
+    c0: np.ndarray
+    """``[B, H]`` stored LSTM cell state."""
+
+    def __len__(self) -> int:
+        return len(self.action)
+
+
+def concat_batches(batches: list[SequenceBatch]) -> SequenceBatch:
+    assert batches, "concat_batches needs at least one batch"
+    return SequenceBatch(
+        obs={k: np.concatenate([b.obs[k] for b in batches]) for k in batches[0].obs},
+        **{
+            name: np.concatenate([getattr(b, name) for b in batches])
+            for name in SequenceBatch._fields
+            if name != "obs"
+        },
+    )
+
+
+class SequenceWriter:
+    """Cuts one stream of episodes into sequences as steps arrive.
+
+    ``begin`` an episode with its first observation, ``step`` once per action, ``end`` when
+    the episode is over; each returns the sequences completed by that call (or None).
+    Only the steps still needed by future sequences are kept in memory.
+    """
+
+    def __init__(self, length: int, period: int, end: EndBehavior = EndBehavior.ZERO_PAD):
+        if length < 2 or period < 1:
+            raise ValueError(f"expected length >= 2 and period >= 1, got {length}, {period}")
+        self.length = length
+        self.period = period
+        self.end_behavior = end
+        self._open = False
+
+    def begin(self, obs: dict[str, np.ndarray], h: np.ndarray, c: np.ndarray) -> None:
+        self._obs: list[dict[str, np.ndarray]] = [obs]
+        self._prev_a: list[int] = [-1]
+        self._prev_r: list[float] = [0.0]
+        self._h: list[np.ndarray] = [h]
+        self._c: list[np.ndarray] = [c]
+        self._act: list[int] = []
+        self._rew: list[float] = []
+        self._term: list[bool] = []
+        self._base = 0  # episode step index of element 0 of the lists
+        self._next_start = 0
+        self._last_written = -1
+        self._open = True
+
+    @property
+    def steps(self) -> int:
+        """Actions taken so far in the open episode."""
+        return self._base + len(self._act)
+
+    def step(
+        self,
+        action: int,
+        reward: float,
+        terminal: bool,
+        next_obs: dict[str, np.ndarray],
+        next_h: np.ndarray,
+        next_c: np.ndarray,
+    ) -> SequenceBatch | None:
+        assert self._open, "step() before begin()"
+        self._act.append(int(action))
+        self._rew.append(float(reward))
+        self._term.append(bool(terminal))
+        self._obs.append(next_obs)
+        self._prev_a.append(int(action))
+        self._prev_r.append(float(reward))
+        self._h.append(next_h)
+        self._c.append(next_c)
+        last_obs = self._base + len(self._obs) - 1
+        starts = []
+        while self._next_start + self.length - 1 <= last_obs:
+            starts.append(self._next_start)
+            self._next_start += self.period
+        out = self._cut(starts) if starts else None
+        self._trim()
+        return out
+
+    def end(self) -> SequenceBatch | None:
+        """The remaining sequences of the episode (padded or aligned per EndBehavior)."""
+        assert self._open, "end() before begin()"
+        self._open = False
+        n_steps = self.steps
+        starts = []
+        s = self._next_start
+        while s < n_steps:
+            if self.end_behavior is EndBehavior.ALIGN_END:
+                s_aligned = max(0, min(s, n_steps + 1 - self.length))
+                if s_aligned > self._last_written:
+                    starts.append(s_aligned)
+            else:
+                starts.append(s)
+            s += self.period
+        return self._cut(sorted(set(starts))) if starts else None
+
+    def _trim(self) -> None:
+        keep_from = self._next_start
+        if self.end_behavior is EndBehavior.ALIGN_END:
+            keep_from = min(keep_from, self._base + len(self._obs) - self.length)
+        drop = max(0, keep_from - self._base)
+        if drop > 0:
+            for lst in (self._obs, self._prev_a, self._prev_r, self._h, self._c):
+                del lst[:drop]
+            del self._act[:drop], self._rew[:drop], self._term[:drop]
+            self._base += drop
+
+    def _cut(self, starts: list[int]) -> SequenceBatch:
+        length = self.length
+        n_obs = len(self._obs)
+        n_act = len(self._act)
+        b = len(starts)
+        keys = self._obs[0].keys()
+        obs = {
+            k: np.zeros((b, length, *self._obs[0][k].shape), self._obs[0][k].dtype) for k in keys
+        }
+        prev_a = np.full((b, length), -1, np.int64)
+        prev_r = np.zeros((b, length), np.float32)
+        act = np.zeros((b, length), np.int64)
+        rew = np.zeros((b, length), np.float32)
+        term = np.zeros((b, length), np.float32)
+        mask = np.zeros((b, length), bool)
+        for i, s in enumerate(starts):
+            lo = s - self._base
+            assert lo >= 0, "sequence start was trimmed away"
+            no = min(length, n_obs - lo)
+            for k in keys:
+                obs[k][i, :no] = np.stack([o[k] for o in self._obs[lo : lo + no]])
+            prev_a[i, :no] = self._prev_a[lo : lo + no]
+            prev_r[i, :no] = self._prev_r[lo : lo + no]
+            na = max(0, min(length - 1, n_act - lo))
+            act[i, :na] = self._act[lo : lo + na]
+            rew[i, :na] = self._rew[lo : lo + na]
+            term[i, :na] = self._term[lo : lo + na]
+            mask[i, :na] = True
+            self._last_written = max(self._last_written, s)
+        los = [s - self._base for s in starts]
+        return SequenceBatch(
+            obs=obs,
+            prev_action=prev_a,
+            prev_reward=prev_r,
+            action=act,
+            reward=rew,
+            terminal=term,
+            mask=mask,
+            h0=np.stack([self._h[lo] for lo in los]).astype(np.float32),
+            c0=np.stack([self._c[lo] for lo in los]).astype(np.float32),
+        )
+
+
+__all__ = ["EndBehavior", "SequenceBatch", "SequenceWriter", "concat_batches"]

@@ -1,0 +1,233 @@
+"""``demostudio train ALGO``, ``evaluate CHECKPOINT``, ``watch CHECKPOINT``, ``plot RUN_DIR...``.
+
+torch and ``agents`` are imported inside the commands only. ``train`` takes the algorithm
+name and hands the remaining arguments to a parser generated from that algorithm's config
+dataclass, so ``demostudio train r2d3 --help`` lists every field of R2D3's config.
+"""
+
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from demostudio.cli import CommandError
+from demostudio.cli.dataclass_args import (
+    add_dataclass_arguments,
+    config_parser,
+    dataclass_from_args,
+)
+
+ALGORITHMS_HELP = "r2d2 | r2d3 (see `demostudio train ALGO --help` for its flags)"
+
+
+def cmd_train(args: argparse.Namespace) -> int:
+    from agents.registry import algorithm_names, get_algorithm
+
+    try:
+        entry = get_algorithm(args.algo)
+    except KeyError:
+        raise CommandError(
+            f"train: expected an algorithm in {algorithm_names()}, got {args.algo!r}"
+        ) from None
+    parser = config_parser(entry.config_cls, prog=f"demostudio train {args.algo}")
+    ns = parser.parse_args(args.args)
+    cfg = dataclass_from_args(entry.config_cls, ns)
+    try:
+        result = entry.train(cfg)
+    except (ValueError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from None
+    last = f", last eval mean return {result.evals[-1][1]:.2f}" if result.evals else ""
+    print(
+        f"{args.algo}: {result.env_steps} env steps, {result.updates} updates{last}; "
+        f"run folder {result.run_dir}"
+    )
+    if result.solved_at is not None:
+        print(f"reached --stop-return at {result.solved_at} env steps")
+    return 0
+
+
+@dataclass
+class EvaluateConfig:
+    """Play a checkpoint's agent for N episodes and print the mean return."""
+
+    checkpoint: Path = field(metadata={"positional": True})
+    """A checkpoint file (.pt) or a run folder (its final or newest checkpoint)."""
+    episodes: int = 10
+    """Episodes to play."""
+    epsilon: float = 0.0
+    """Exploration epsilon (0 = greedy)."""
+    seed: int = 0
+    """Reset seed of the first episode (then seed+1, ...)."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Torch device."""
+
+
+def _restore(checkpoint: Path, device: str, epsilon: float, seed: int):
+    from agents.core.checkpoint import CheckpointError
+    from agents.core.restore import restore_agent
+    from agents.core.trainer import resolve_device
+
+    try:
+        return restore_agent(checkpoint, resolve_device(device), epsilon, seed)
+    except (CheckpointError, ValueError) as exc:
+        raise CommandError(str(exc)) from None
+
+
+def cmd_evaluate(args: argparse.Namespace) -> int:
+    cfg = dataclass_from_args(EvaluateConfig, args)
+    if cfg.episodes < 1:
+        raise CommandError(f"--episodes: expected >= 1, got {cfg.episodes}")
+    from agents.core.evaluate import run_episodes
+    from demostudio.episode import make_env
+
+    agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed)
+    env = make_env(agent.env_id, agent.env_kwargs)
+    try:
+        result = run_episodes(env, agent.controller, cfg.episodes, seed=cfg.seed)
+    finally:
+        env.close()
+    for i, (ret, length) in enumerate(zip(result.returns, result.lengths)):
+        print(f"episode {i}: return {ret:.2f}  length {length}")
+    steps = agent.counters.get("env_steps", 0)
+    print(
+        f"{agent.path} ({agent.algo}, {agent.env_id}, {steps} env steps): "
+        f"mean return {result.mean:.2f} over {cfg.episodes} episodes"
+    )
+    return 0
+
+
+@dataclass
+class WatchConfig:
+    """Show a checkpoint's agent playing in the window (or record it headless)."""
+
+    checkpoint: Path = field(metadata={"positional": True})
+    """A checkpoint file (.pt) or a run folder."""
+    episodes: int = 3
+    """Episodes to play."""
+    record: Path | None = None
+    """Record the agent's episodes into RECORD/<env id> through the recording wrapper."""
+    headless: bool = False
+    """No window: play and record (needs --record) without a display."""
+    fps: float | None = None
+    """Window frame rate (none: the env's own)."""
+    epsilon: float = 0.0
+    """Exploration epsilon (0 = greedy)."""
+    seed: int | None = None
+    """First reset seed (none: fresh seeds)."""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """Torch device."""
+
+
+def watch_headless(cfg: WatchConfig) -> list[Path]:
+    """Play ``cfg.episodes`` episodes recording them through RecordEpisodes; the files."""
+    if cfg.record is None:
+        raise CommandError("--headless: expected --record DIR to write the episodes to, got none")
+    from demostudio.episode import RecordEpisodes, env_folder_name, make_env
+
+    agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
+    env = make_env(agent.env_id, agent.env_kwargs, render_mode="rgb_array")
+    rec = RecordEpisodes(
+        env, cfg.record / env_folder_name(agent.env_id), controller=agent.controller.name
+    )
+    try:
+        for i in range(cfg.episodes):
+            obs, info = rec.reset(seed=None if cfg.seed is None else cfg.seed + i)
+            agent.controller.reset(rec, obs, info)
+            done = False
+            while not done:
+                obs, _, terminated, truncated, _ = rec.step(agent.controller.act(rec, obs))
+                done = terminated or truncated
+    finally:
+        rec.close()
+    return list(rec.saved)
+
+
+def cmd_watch(args: argparse.Namespace) -> int:
+    cfg = dataclass_from_args(WatchConfig, args)
+    if cfg.episodes < 1:
+        raise CommandError(f"--episodes: expected >= 1, got {cfg.episodes}")
+    if cfg.headless:
+        from demostudio.episode import read_summary
+
+        for path in watch_headless(cfg):
+            s = read_summary(path)
+            print(f"{path}  length {s.length}  return {s.total_return:.2f}")
+        return 0
+    try:
+        from demostudio.play import run_controller_window
+    except ImportError:
+        raise CommandError(
+            "watch: the play window (demostudio.play.run_controller_window) is not available; "
+            "use --headless --record DIR"
+        ) from None
+    agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
+    out_dir = None if cfg.record is None else cfg.record / _env_folder(agent.env_id)
+    run_controller_window(
+        agent.env_id,
+        agent.controller,
+        out_dir=out_dir,
+        episodes=cfg.episodes,
+        fps=cfg.fps,
+        env_kwargs=agent.env_kwargs,
+    )
+    return 0
+
+
+def _env_folder(env_id: str) -> str:
+    from demostudio.episode import env_folder_name
+
+    return env_folder_name(env_id)
+
+
+@dataclass
+class PlotConfig:
+    """Draw learning curves (return vs env steps) of one or several runs into a PNG."""
+
+    runs: tuple[Path, ...] = field(metadata={"positional": True})
+    """Run folders (each with a metrics.jsonl)."""
+    out: Path = Path("learning_curves.png")
+    """PNG file to write."""
+    metric: Literal["eval_return", "episode_return", "loss", "sps"] = "eval_return"
+    """What to plot against env steps."""
+    title: str | None = None
+    """Plot title (none: the metric's name)."""
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    cfg = dataclass_from_args(PlotConfig, args)
+    if not cfg.runs:
+        raise CommandError("plot: expected at least one RUN_DIR, got none")
+    from agents.core.plotting import plot_runs
+
+    try:
+        out = plot_runs(cfg.runs, cfg.out, cfg.metric, cfg.title)
+    except (ValueError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from None
+    print(out)
+    return 0
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "train",
+        help="train an agent (r2d2, r2d3) on an env, optionally from recorded demos",
+        description="Train an agent. `demostudio train ALGO --help` lists ALGO's flags.",
+        add_help=True,
+    )
+    p.add_argument("algo", metavar="ALGO", help=ALGORITHMS_HELP)
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the algorithm's flags")
+    p.set_defaults(func=cmd_train)
+
+    p = subparsers.add_parser("evaluate", help="mean return of a checkpoint over N episodes")
+    add_dataclass_arguments(p, EvaluateConfig)
+    p.set_defaults(func=cmd_evaluate)
+
+    p = subparsers.add_parser("watch", help="show a checkpoint's agent playing (or record it)")
+    add_dataclass_arguments(p, WatchConfig)
+    p.set_defaults(func=cmd_watch)
+
+    p = subparsers.add_parser("plot", help="learning curves of training runs into a PNG")
+    add_dataclass_arguments(p, PlotConfig)
+    p.set_defaults(func=cmd_plot)
