@@ -1,0 +1,220 @@
+"""Import from Minari: the round trip ours -> Minari -> ours, datasets made by others
+(frames re-rendered by re-simulation, or left out with a note), and bad datasets."""
+
+from __future__ import annotations
+
+import json
+import warnings
+from pathlib import Path
+
+import gymnasium as gym
+import minari
+import numpy as np
+import pytest
+from minari.data_collector import EpisodeBuffer
+
+from demostudio.episode import EpisodeError, open_episode, verify_episode
+from demostudio.interop.minari import export_minari, import_minari
+
+from .compare import assert_same
+
+
+def assert_same_episode(a: Path, b: Path, *, frames: bool) -> None:
+    """Every step, every info row (with absences), every attribute the user sees."""
+    with open_episode(a) as x, open_episode(b) as y:
+        sx, sy = x.summary, y.summary
+        for key in ("env_id", "env_kwargs", "seed", "controller", "player", "length"):
+            assert getattr(sx, key) == getattr(sy, key), key
+        for key in ("total_return", "terminated", "truncated", "tags", "notes", "fps"):
+            assert getattr(sx, key) == getattr(sy, key), key
+        for key in ("recorded_at", "reset_options", "key_map", "max_episode_steps"):
+            assert sx.attrs.get(key) == sy.attrs.get(key), key
+        dx, dy = x.load(frames=frames), y.load(frames=frames)
+        assert_same(dx.observations, dy.observations, "observations")
+        assert_same(dx.actions, dy.actions, "actions")
+        assert_same(dx.rewards, dy.rewards, "rewards")
+        assert_same(dx.terminations, dy.terminations, "terminations")
+        assert_same(dx.truncations, dy.truncations, "truncations")
+        assert_same(dx.timestamps, dy.timestamps, "timestamps")
+        assert dx.keys == dy.keys
+        for i in range(len(dx) + 1):
+            assert_same(x.info(i), y.info(i), f"info {i}")
+        if frames:
+            assert dy.frames is not None and np.array_equal(dx.frames, dy.frames)
+
+
+def test_round_trip_preserves_every_step(demos, minari_root, tmp_path):
+    sources = demos["MountainCar-v0"] + demos["MiniGrid-DoorKey-5x5-v0"]
+    export_minari(demos["MountainCar-v0"], "rt/mountaincar-v0")  # no frames: re-rendered
+    export_minari(demos["MiniGrid-DoorKey-5x5-v0"], "rt/doorkey-v0", frames=True)
+    notes: list[str] = []
+    imported = import_minari("rt/mountaincar-v0", tmp_path / "back", note=notes.append)
+    imported += import_minari(str(minari_root / "rt" / "doorkey-v0"), tmp_path / "back")
+    assert notes == []
+    assert sorted(p.name for p in imported) == sorted(p.name for p in sources)
+    for p in imported:
+        assert p.parent.parent == tmp_path / "back"
+        original = next(s for s in sources if s.name == p.name)
+        assert p.parent.name == original.parent.name
+        assert_same_episode(original, p, frames=True)
+        assert verify_episode(p).ok
+    assert not list((tmp_path / "back").glob("*/.import-*"))
+
+
+def test_round_trip_atari(atari, minari_root, tmp_path):
+    export_minari([atari], "rt/breakout-v0")
+    (back,) = import_minari("rt/breakout-v0", tmp_path)
+    assert back.parent.name == "ALE-Breakout-v5"
+    assert_same_episode(atari, back, frames=True)  # frames re-rendered, bit-exact
+
+
+def _foreign_dataset(dataset_id: str, seeds: list, *, scale_obs: float = 1.0, **kwargs):
+    """A CartPole dataset as another tool would write it (random actions, no DemoStudio
+    metadata), made with Minari's own API."""
+    env = gym.make("CartPole-v1")
+    rng = np.random.default_rng(0)
+    buffers = []
+    for seed in seeds:
+        obs, _ = env.reset(seed=seed if seed is not None else 99)
+        observations, actions, rewards, terms, truncs = [obs], [], [], [], []
+        for _ in range(15):
+            a = int(rng.integers(2))
+            obs, r, term, trunc, _ = env.step(a)
+            observations.append(obs)
+            actions.append(a)
+            rewards.append(r)
+            terms.append(term)
+            truncs.append(trunc)
+            if term or trunc:
+                break
+        n = len(observations)
+        buffers.append(
+            EpisodeBuffer(
+                seed=seed,
+                observations=np.array(observations) * scale_obs,
+                actions=np.array(actions),
+                rewards=np.array(rewards),
+                terminations=np.array(terms),
+                truncations=np.array(truncs),
+                infos={"step": np.arange(n), "label": [f"row {i}" for i in range(n)]},
+            )
+        )
+    env.close()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        minari.create_dataset_from_buffers(
+            dataset_id, buffers, algorithm_name="random", author="someone else", **kwargs
+        )
+
+
+def test_import_foreign_dataset_rerenders_frames(minari_root, tmp_path):
+    _foreign_dataset("other/cartpole-v0", [11, 12], env="CartPole-v1")
+    paths = import_minari("other/cartpole-v0", tmp_path)
+    assert [p.name for p in paths] == [f"other-cartpole-v0-ep0000{i}.h5" for i in (0, 1)]
+    ds = minari.load_dataset("other/cartpole-v0")
+    for p, episode in zip(paths, ds.iterate_episodes()):
+        with open_episode(p) as ep:
+            s = ep.summary
+            assert s.env_id == "CartPole-v1" and s.seed in (11, 12)
+            assert s.controller == "minari:random" and s.player == "someone else"
+            assert "Imported from Minari dataset other/cartpole-v0" in s.notes
+            assert ep.has_frames and ep.frame_shape == (400, 600, 3)
+            d = ep.load()
+            assert_same(d.observations, episode.observations, "observations")
+            assert_same(d.actions, episode.actions, "actions")
+            assert ep.info(3) == {"step": 3, "label": "row 3"}
+        result = verify_episode(p)
+        assert result.ok, result.describe()
+
+
+def test_import_without_seed_or_with_other_observations_leaves_frames_out(minari_root, tmp_path):
+    _foreign_dataset("other/noseed-v0", [None], env="CartPole-v1")
+    _foreign_dataset("other/scaled-v0", [5], env="CartPole-v1", scale_obs=2.0)
+    notes: list[str] = []
+    (noseed,) = import_minari("other/noseed-v0", tmp_path, note=notes.append)
+    (scaled,) = import_minari("other/scaled-v0", tmp_path, note=notes.append)
+    with open_episode(noseed) as ep:
+        assert not ep.has_frames
+        assert "frames left out: the dataset stores no reset seed" in ep.summary.notes
+    with open_episode(scaled) as ep:
+        assert not ep.has_frames
+        assert "re-simulation diverged at reset in observations" in ep.summary.notes
+    assert len(notes) == 2 and "no reset seed" in notes[0] and "diverged" in notes[1]
+    # Asked not to re-render: no frames and no note.
+    notes.clear()
+    (plain,) = import_minari("other/noseed-v0", tmp_path / "plain", rerender_frames=False)
+    assert notes == []
+    with open_episode(plain) as ep:
+        assert not ep.has_frames and "frames left out" not in ep.summary.notes
+
+
+def _only_files(folder: Path) -> list[Path]:
+    return [p for p in folder.rglob("*") if p.is_file()] if folder.exists() else []
+
+
+def test_import_refuses_unrecreatable_spaces_and_imports_nothing(minari_root, tmp_path):
+    _foreign_dataset("bad/space-v0", [1, 2], env="CartPole-v1")
+    meta = minari_root / "bad" / "space-v0" / "data" / "metadata.json"
+    data = json.loads(meta.read_text())
+    data["observation_space"] = json.dumps({"type": "Graph", "node_space": None})
+    meta.write_text(json.dumps(data))
+    out = tmp_path / "out"
+    with pytest.raises(EpisodeError, match="spaces can be recreated") as err:
+        import_minari("bad/space-v0", out)
+    assert err.value.field == "metadata.json"
+    assert _only_files(out) == [] and not out.exists()
+
+
+def test_import_refuses_unrecreatable_env_and_imports_nothing(minari_root, tmp_path):
+    _foreign_dataset("bad/env-v0", [1], env="CartPole-v1")
+    meta = minari_root / "bad" / "env-v0" / "data" / "metadata.json"
+    data = json.loads(meta.read_text())
+    data["env_spec"] = (
+        data["env_spec"]
+        .replace("CartPole-v1", "NoSuchGame-v3")
+        .replace("gymnasium.envs.classic_control.cartpole:CartPoleEnv", "nowhere:Nothing")
+    )
+    meta.write_text(json.dumps(data))
+    with pytest.raises(EpisodeError, match="cannot recreate the env") as err:
+        import_minari("bad/env-v0", tmp_path / "out")
+    assert err.value.field == "env_spec" and "NoSuchGame-v3" in str(err.value)
+    assert not (tmp_path / "out").exists()
+
+    space = gym.make("CartPole-v1")
+    _foreign_dataset(
+        "bad/nospec-v0",
+        [1],
+        observation_space=space.observation_space,
+        action_space=space.action_space,
+    )
+    with pytest.raises(EpisodeError, match="expected an env spec") as err:
+        import_minari("bad/nospec-v0", tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_import_failure_midway_leaves_nothing_and_clashes_are_refused(demos, minari_root, tmp_path):
+    export_minari(demos["MiniGrid-DoorKey-5x5-v0"], "rt/twice-v0", frames=True)
+    out = tmp_path / "out"
+    first = import_minari("rt/twice-v0", out)
+    before = sorted(_only_files(out))
+    with pytest.raises(EpisodeError, match="already exist"):
+        import_minari("rt/twice-v0", out)
+    assert sorted(_only_files(out)) == before  # nothing added, nothing half-written
+    assert all(p.exists() for p in first)
+
+    # A dataset whose second episode is broken: the first is not imported either.
+    data_file = minari_root / "rt" / "twice-v0" / "data" / "main_data.hdf5"
+    import h5py
+
+    with h5py.File(data_file, "a") as f:
+        del f["episode_1/rewards"]
+        f["episode_1/rewards"] = np.zeros(2)
+    with pytest.raises(EpisodeError, match="expected 3 rows") as err:
+        import_minari("rt/twice-v0", tmp_path / "fresh")
+    assert err.value.field == "episode_1/observations"
+    assert not (tmp_path / "fresh").exists()
+
+
+def test_unknown_dataset_id(minari_root, tmp_path):
+    with pytest.raises(EpisodeError, match="expected a local Minari dataset"):
+        import_minari("nobody/nothing-v0", tmp_path)
