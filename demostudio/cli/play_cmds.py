@@ -37,7 +37,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     finally:
         import pygame
 
-        pygame.quit()
+        pygame.display.quit()
     for path in result.saved:
         print(path)
     print(
@@ -56,7 +56,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     finally:
         import pygame
 
-        pygame.quit()
+        pygame.display.quit()
     return 0
 
 

@@ -12,6 +12,7 @@ import gymnasium as gym
 from demostudio.controllers import Controller
 from demostudio.episode import RecordEpisodes, env_folder_name, make_env
 from demostudio.play.config import PlayConfig
+from demostudio.play.envclose import close_env
 from demostudio.play.keyboard import KeyboardController
 from demostudio.play.keymap import resolve_keymap
 from demostudio.play.session import PlayResult, PlaySession, SessionOptions
@@ -47,7 +48,7 @@ def build_session(cfg: PlayConfig, window: PlayWindow | None = None) -> PlaySess
         fps = cfg.fps if cfg.fps is not None else realtime_fps(env)
         size = _first_frame_size(env)
     except BaseException:
-        env.close()
+        close_env(env)
         raise
     if cfg.record:
         wrapped: gym.Env = RecordEpisodes(
@@ -120,7 +121,7 @@ def run_controller_window(
             raise ValueError(f"fps: expected a positive number or None, got {fps}")
         size = _first_frame_size(env)
     except BaseException:
-        env.close()
+        close_env(env)
         raise
     if out_dir is not None:
         wrapped: gym.Env = RecordEpisodes(

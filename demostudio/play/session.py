@@ -22,6 +22,7 @@ import pygame
 from demostudio.controllers import Controller
 from demostudio.episode import env_folder_name
 from demostudio.play import hud
+from demostudio.play.envclose import close_env
 from demostudio.play.keymap import KeyMap, describe_keys
 from demostudio.play.state import CONTROLS, Request, SessionState, process_event
 from demostudio.play.timing import RateClock, RateMeter
@@ -258,7 +259,7 @@ class PlaySession:
             keep = self.opts.keep_on_quit and self.steps > 0
             self.env.end_episode(keep=keep)
         self.finished = True
-        self.env.close()
+        close_env(self.env)
 
     def result(self) -> PlayResult:
         return PlayResult(list(self.env.saved), self.episodes_done, self.discarded)

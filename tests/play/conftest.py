@@ -1,0 +1,23 @@
+"""Headless pygame for the play and launcher tests, and helpers to post real key events."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
+os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
+os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
+os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+
+import pygame
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _pygame():
+    pygame.init()
+    pygame.event.clear()
+    yield
+    if pygame.display.get_init():
+        pygame.event.clear()

@@ -1,0 +1,265 @@
+"""Key maps: every bundled game with the real pygame key constants, translation of the envs' own
+maps, combos, and clear errors for bad files."""
+
+from __future__ import annotations
+
+import json
+
+import gymnasium as gym
+import numpy as np
+import pygame
+import pytest
+
+from demostudio.episode import make_env
+from demostudio.play.keymap import (
+    KeyMapError,
+    bundled_keymap_files,
+    env_keymap,
+    key_name,
+    load_keymap,
+    resolve_keymap,
+)
+
+
+def names(*keys: int) -> list[str]:
+    """Key names as the window sees them: pygame.key.name of the real constants."""
+    return [pygame.key.name(k) for k in keys]
+
+
+def keymap_for(env_id: str, **kwargs):
+    env = make_env(env_id, kwargs)
+    try:
+        return resolve_keymap(env, env_id), env.action_space
+    finally:
+        env.close()
+
+
+def test_mountaincar_pygame1_arrows_are_translated():
+    km, _ = keymap_for("MountainCar-v0")
+    assert km.source == "MountainCar-v0 get_keys_to_action()"
+    assert km.action_for(names(pygame.K_LEFT)) == 0
+    assert km.action_for(names(pygame.K_RIGHT)) == 2
+    assert km.action_for([]) == 1
+    assert km.action_for(names(pygame.K_LEFT, pygame.K_RIGHT)) == 1
+    assert km.keys == {"left", "right"}
+    assert key_name(276) == "left" and key_name(275) == "right"
+
+
+def test_breakout_uses_ale_map_with_arrow_aliases():
+    km, _ = keymap_for("ALE/Breakout-v5")
+    assert "get_keys_to_action" in km.source
+    meanings = ["NOOP", "FIRE", "RIGHT", "LEFT"]
+    assert km.action_for([]) == meanings.index("NOOP")
+    assert km.action_for(names(pygame.K_SPACE)) == meanings.index("FIRE")
+    for key in (pygame.K_LEFT, pygame.K_a):
+        assert km.action_for(names(key)) == meanings.index("LEFT")
+    for key in (pygame.K_RIGHT, pygame.K_d):
+        assert km.action_for(names(key)) == meanings.index("RIGHT")
+    # Keys the game does not use fall back to the no-op.
+    assert km.action_for(names(pygame.K_UP)) == 0
+
+
+def test_montezuma_combinations_give_combined_actions():
+    env = make_env("ALE/MontezumaRevenge-v5")
+    meanings = env.unwrapped.get_action_meanings()
+    km = resolve_keymap(env, "ALE/MontezumaRevenge-v5")
+    env.close()
+
+    def act(*keys):
+        return meanings[km.action_for(names(*keys))]
+
+    assert act() == "NOOP"
+    assert act(pygame.K_UP, pygame.K_LEFT) == "UPLEFT"
+    assert act(pygame.K_w, pygame.K_a) == "UPLEFT"
+    assert act(pygame.K_DOWN, pygame.K_RIGHT, pygame.K_SPACE) == "DOWNRIGHTFIRE"
+    assert act(pygame.K_RIGHT, pygame.K_SPACE) == "RIGHTFIRE"
+    assert act(pygame.K_UP) == "UP"
+    # LEFT then RIGHT held: no LEFT+RIGHT action, the latest press wins.
+    assert act(pygame.K_LEFT, pygame.K_RIGHT) == "RIGHT"
+    assert act(pygame.K_RIGHT, pygame.K_LEFT) == "LEFT"
+
+
+def test_pong_and_every_ale_action_reachable():
+    env = make_env("ALE/Pong-v5")
+    km = resolve_keymap(env, "ALE/Pong-v5")
+    reachable = {km.noop} | {b.action for b in km.bindings}
+    assert reachable == set(range(env.action_space.n))
+    env.close()
+
+
+@pytest.mark.parametrize(
+    ("env_id", "kwargs", "cases"),
+    [
+        ("CartPole-v1", {}, [((), 0), ((pygame.K_LEFT,), 0), ((pygame.K_RIGHT,), 1)]),
+        (
+            "Acrobot-v1",
+            {},
+            [((), 1), ((pygame.K_LEFT,), 0), ((pygame.K_RIGHT,), 2), ((pygame.K_d,), 2)],
+        ),
+        (
+            "LunarLander-v3",
+            {},
+            [((), 0), ((pygame.K_UP,), 2), ((pygame.K_LEFT,), 1), ((pygame.K_RIGHT,), 3)],
+        ),
+        (
+            "LunarLander-v3",
+            {"continuous": True},
+            [
+                ((), [0.0, 0.0]),
+                ((pygame.K_UP,), [1.0, 0.0]),
+                ((pygame.K_UP, pygame.K_LEFT), [1.0, -1.0]),
+                ((pygame.K_RIGHT, pygame.K_w), [1.0, 1.0]),
+                ((pygame.K_DOWN,), [0.25, 0.0]),
+            ],
+        ),
+        (
+            "LunarLanderContinuous-v3",
+            {},
+            [((pygame.K_UP, pygame.K_RIGHT), [1.0, 1.0])],
+        ),
+        ("MountainCarContinuous-v0", {}, [((), [0.0]), ((pygame.K_LEFT,), [-1.0])]),
+        ("Pendulum-v1", {}, [((pygame.K_LEFT,), [2.0]), ((pygame.K_RIGHT,), [-2.0])]),
+    ],
+)
+def test_bundled_keymaps_with_real_key_constants(env_id, kwargs, cases):
+    km, space = keymap_for(env_id, **kwargs)
+    assert km.source.startswith("bundled:")
+    for keys, expected in cases:
+        action = km.action_for(names(*keys))
+        assert action == expected, (keys, action)
+        assert space.contains(np.asarray(action, dtype=space.dtype).reshape(space.shape))
+
+
+@pytest.mark.parametrize(
+    "env_id",
+    ["MiniGrid-DoorKey-8x8-v0", "MiniGrid-KeyCorridorS3R1-v0", "MiniGrid-MemoryS13Random-v0"],
+)
+def test_minigrid_every_action_has_a_key(env_id):
+    env = make_env(env_id)
+    actions = env.unwrapped.actions
+    km = resolve_keymap(env, env_id)
+    env.close()
+    expected = {
+        pygame.K_LEFT: actions.left,
+        pygame.K_RIGHT: actions.right,
+        pygame.K_UP: actions.forward,
+        pygame.K_PAGEUP: actions.pickup,
+        pygame.K_TAB: actions.pickup,
+        pygame.K_PAGEDOWN: actions.drop,
+        pygame.K_SPACE: actions.toggle,
+        pygame.K_RETURN: actions.done,
+    }
+    for key, action in expected.items():
+        assert km.action_for(names(key)) == int(action), pygame.key.name(key)
+    assert {b.action for b in km.bindings} == {int(a) for a in actions}
+
+
+def test_every_bundled_file_is_valid_for_a_matching_env():
+    """Each bundled file parses against an env its patterns name."""
+    examples = {
+        "acrobot.json": "Acrobot-v1",
+        "cartpole.json": "CartPole-v1",
+        "lunarlander.json": "LunarLander-v3",
+        "lunarlander_continuous.json": "LunarLanderContinuous-v3",
+        "minigrid.json": "MiniGrid-DoorKey-5x5-v0",
+        "mountaincar_continuous.json": "MountainCarContinuous-v0",
+        "pendulum.json": "Pendulum-v1",
+    }
+    files = {p.name: p for p in bundled_keymap_files()}
+    assert set(files) == set(examples)
+    for name, env_id in examples.items():
+        env = make_env(env_id)
+        km = load_keymap(files[name], env.action_space)
+        env.close()
+        assert km.bindings and all(b.label for b in km.bindings)
+
+
+def test_to_json_lists_every_key_combination():
+    km, _ = keymap_for("ALE/MontezumaRevenge-v5")
+    doc = km.to_json()
+    json.dumps(doc)
+    assert doc[""] == km.noop
+    assert doc["a+w"] == doc["left+up"] == doc["a+up"] == km.action_for(["up", "left"])
+
+
+# ---- bad key maps ------------------------------------------------------------------------------
+
+
+def write(tmp_path, doc) -> str:
+    path = tmp_path / "my_keys.json"
+    path.write_text(doc if isinstance(doc, str) else json.dumps(doc))
+    return str(path)
+
+
+GOOD = {"noop": 1, "bindings": [{"keys": ["left"], "action": 0}, {"keys": ["right"], "action": 2}]}
+
+
+def test_user_keymap_file_is_used(tmp_path):
+    env = make_env("MountainCar-v0")
+    km = resolve_keymap(env, "MountainCar-v0", write(tmp_path, GOOD))
+    env.close()
+    assert km.source.endswith("my_keys.json")
+    assert km.action_for(["right"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("doc", "entry", "expected"),
+    [
+        (
+            {**GOOD, "bindings": [{"keys": ["lefft"], "action": 0}]},
+            "bindings[0].keys",
+            "expected a pygame key name",
+        ),
+        (
+            {**GOOD, "bindings": [GOOD["bindings"][0], {"keys": ["right"], "action": 7}]},
+            "bindings[1].action",
+            "expected an action in Discrete(3) (0..2), got 7",
+        ),
+        ({**GOOD, "noop": 3}, "noop", "got 3"),
+        ({"bindings": GOOD["bindings"]}, "noop", "expected the action taken when no key"),
+        ({**GOOD, "bindings": [{"keys": ["up"], "action": 0.5}]}, "bindings[0].action", "integer"),
+        ({**GOOD, "bindings": []}, "bindings", "non-empty list"),
+        ({**GOOD, "bindings": [{"key": "up"}]}, "bindings[0]", '"keys"'),
+        ({**GOOD, "aliases": {"a": "up"}}, "aliases['a']", "key used in bindings"),
+        ({**GOOD, "aliases": {"qq": "left"}}, "aliases['qq']", "pygame key name"),
+        ("{not json", "file", "expected valid JSON"),
+        ([1, 2], "top level", "expected a JSON object"),
+    ],
+)
+def test_bad_keymap_errors_name_file_and_entry(tmp_path, doc, entry, expected):
+    path = write(tmp_path, doc)
+    with pytest.raises(KeyMapError) as err:
+        load_keymap(path, gym.spaces.Discrete(3))
+    assert err.value.source == path
+    assert err.value.entry == entry
+    assert expected in str(err.value)
+    assert str(err.value).startswith(f"{path}: {entry}: ")
+
+
+def test_box_action_outside_space_is_an_error(tmp_path):
+    doc = {"noop": [0.0, 0.0], "bindings": [{"keys": ["up"], "action": [2.0, 0.0]}]}
+    space = gym.spaces.Box(-1, 1, (2,), np.float32)
+    with pytest.raises(KeyMapError, match=r"bindings\[0\]\.action: expected an action inside"):
+        load_keymap(write(tmp_path, doc), space)
+    doc["bindings"][0]["action"] = [1.0]
+    with pytest.raises(KeyMapError, match=r"expected an action of shape \(2,\)"):
+        load_keymap(write(tmp_path, doc), space)
+
+
+def test_missing_keymap_file(tmp_path):
+    with pytest.raises(KeyMapError, match="does not exist"):
+        load_keymap(tmp_path / "nope.json", gym.spaces.Discrete(2))
+
+
+def test_env_without_any_keymap_is_a_clear_error():
+    env = make_env("Pendulum-v1")  # no get_keys_to_action; pretend no bundled file matches
+    with pytest.raises(KeyMapError, match="--keymap FILE") as err:
+        resolve_keymap(env, "Unknown-v0")
+    env.close()
+    assert err.value.entry == "key map"
+
+
+def test_env_keymap_none_for_env_without_one():
+    env = make_env("CartPole-v1")
+    assert env_keymap(env) is None
+    env.close()

@@ -1,0 +1,277 @@
+"""The game loop driven by real pygame events: what is saved, when, and with which actions."""
+
+from __future__ import annotations
+
+import numpy as np
+import pygame
+import pytest
+
+from demostudio.controllers import scripted_controller
+from demostudio.episode import find_episodes, load_episode, read_summary
+from demostudio.play import PlayConfig, build_session, run_controller_window, run_play
+
+from .helpers import post_key, tap
+
+FAST = 2000.0  # steps/s: the loop barely waits in tests
+
+
+def session(tmp_path, env="MountainCar-v0", **kw):
+    kw.setdefault("fps", FAST)
+    cfg = PlayConfig(env=env, out=tmp_path / "demos", countdown=0, player="tester", **kw)
+    s = build_session(cfg)
+    s.new_episode()
+    return s
+
+
+def ticks(s, n):
+    for _ in range(n):
+        assert s.tick()
+
+
+def folder_files(s):
+    return sorted(p.name for p in s.env.directory.iterdir())
+
+
+def test_keys_played_are_the_actions_saved(tmp_path):
+    s = session(tmp_path)
+    post_key(pygame.K_RIGHT)
+    ticks(s, 5)
+    post_key(pygame.K_RIGHT, down=False)
+    ticks(s, 3)
+    post_key(pygame.K_LEFT)
+    ticks(s, 4)
+    post_key(pygame.K_LEFT, down=False)
+    tap(pygame.K_END)  # end now: saved, marked truncated
+    s.tick()
+    assert len(s.env.saved) == 1
+    data = load_episode(s.env.saved[0])
+    assert data.actions.tolist() == [2] * 5 + [1] * 3 + [0] * 4
+    assert data.keys == [["right"]] * 5 + [[]] * 3 + [["left"]] * 4
+    assert np.all(np.diff(data.timestamps) >= 0) and len(data.timestamps) == 13
+    summary = data.summary
+    assert summary.truncated and not summary.terminated and summary.length == 12
+    assert summary.controller == "keyboard" and summary.player == "tester"
+    assert summary.fps == FAST
+    key_map = summary.attrs["key_map"]
+    assert key_map["left"] == 0 and key_map["right"] == 2 and key_map[""] == 1
+    s.quit(False)
+    s.close()
+
+
+def test_pause_records_nothing(tmp_path):
+    s = session(tmp_path)
+    ticks(s, 3)
+    tap(pygame.K_p)
+    ticks(s, 10)
+    assert s.steps == 3
+    tap(pygame.K_p)
+    ticks(s, 2)
+    assert s.steps == 5
+    tap(pygame.K_END)
+    s.tick()
+    assert read_summary(s.env.saved[0]).length == 5
+    s.quit(False)
+    s.close()
+
+
+def test_discard_leaves_no_file(tmp_path):
+    s = session(tmp_path)
+    ticks(s, 6)
+    tap(pygame.K_BACKSPACE)
+    s.tick()
+    assert s.env.saved == [] and s.discarded == 1
+    assert s.steps == 1  # a fresh episode is under way
+    assert not [n for n in folder_files(s) if n.endswith(".h5")]
+    tap(pygame.K_ESCAPE)
+    tap(pygame.K_ESCAPE)  # quit prompt: Esc discards
+    assert not s.tick()
+    s.close()
+    assert folder_files(s) == []
+
+
+def test_quit_keeps_finished_episodes_and_discards_the_one_in_progress(tmp_path):
+    s = session(tmp_path, max_episode_steps=5)
+    ticks(s, 12)  # two finished episodes of 5 steps, 2 steps into the third
+    assert s.episodes_done == 2 and s.steps == 2
+    tap(pygame.K_ESCAPE)
+    s.tick()
+    assert s.state.confirm_quit and s.steps == 2  # nothing stepped while asking
+    tap(pygame.K_ESCAPE)
+    assert not s.tick()
+    s.close()
+    files = find_episodes(s.env.directory)
+    assert [read_summary(p).length for p in files] == [5, 5]
+    assert all(read_summary(p).truncated for p in files)
+    assert folder_files(s) == sorted(p.name for p in files)  # no .partial left
+
+
+def test_quit_can_keep_the_episode_in_progress(tmp_path):
+    s = session(tmp_path, max_episode_steps=5)
+    ticks(s, 7)
+    tap(pygame.K_ESCAPE)
+    post_key(pygame.K_RETURN)  # Enter: save this episode and quit
+    assert not s.tick()
+    s.close()
+    assert [read_summary(p).length for p in find_episodes(s.env.directory)] == [5, 2]
+
+
+def test_window_close_follows_keep_on_quit(tmp_path):
+    s = session(tmp_path, keep_on_quit=True)
+    ticks(s, 4)
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    assert not s.tick()
+    s.close()
+    assert read_summary(s.env.saved[0]).length == 4
+
+
+def test_escape_before_any_step_quits_at_once(tmp_path):
+    cfg = PlayConfig(env="MountainCar-v0", out=tmp_path, countdown=5, fps=FAST)
+    s = build_session(cfg)
+    s.new_episode()
+    s.tick()
+    assert s.steps == 0 and s.countdown_end is not None  # counting down
+    tap(pygame.K_ESCAPE)
+    assert not s.tick()
+    s.close()
+    assert find_episodes(tmp_path) == []
+
+
+def test_turn_based_steps_only_on_key_presses(tmp_path):
+    s = session(tmp_path, env="MiniGrid-DoorKey-5x5-v0", fps=None)
+    assert s.opts.turn_based and s.opts.fps is None
+    s.clock.set_fps(None)  # redraw without waiting
+    ticks(s, 10)
+    assert s.steps == 0
+    tap(pygame.K_UP)
+    ticks(s, 3)
+    assert s.steps == 1
+    tap(pygame.K_LEFT)
+    tap(pygame.K_RIGHT)
+    tap(pygame.K_SPACE)
+    ticks(s, 5)
+    assert s.steps == 4
+    tap(pygame.K_END)
+    s.tick()
+    data = load_episode(s.env.saved[0])
+    actions = s.env.unwrapped.actions
+    assert data.actions.tolist() == [actions.forward, actions.left, actions.right, actions.toggle]
+    assert data.keys == [["up"], ["left"], ["right"], ["space"]]
+    assert data.summary.attrs["turn_based"] is True and data.summary.fps is None
+    s.quit(False)
+    s.close()
+
+
+def test_fixed_rate_and_fps_stored(tmp_path):
+    s = session(tmp_path, fps=40.0)
+    s.tick()  # first tick starts the schedule
+    t0 = s.env.unwrapped  # noqa: F841  (keep the env alive)
+    import time
+
+    start = time.perf_counter()
+    ticks(s, 8)
+    elapsed = time.perf_counter() - start
+    assert elapsed >= 7 / 40  # ~25 ms a step
+    tap(pygame.K_END)
+    s.tick()
+    assert read_summary(s.env.saved[0]).fps == 40.0
+    s.quit(False)
+    s.close()
+
+
+def test_screenshot_zoom_and_resize_keep_aspect(tmp_path):
+    s = session(tmp_path, screenshots=tmp_path / "shots")
+    ticks(s, 2)
+    tap(pygame.K_F12)
+    s.tick()
+    shots = list((tmp_path / "shots").glob("MountainCar-v0-*.png"))
+    assert len(shots) == 1
+    w0, h0 = s.window.surface.get_size()
+    tap(pygame.K_EQUALS)
+    s.tick()
+    w1, h1 = s.window.surface.get_size()
+    assert w1 > w0 and h1 > h0
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, w=900, h=400, size=(900, 400)))
+    s.tick()
+    rect = s.window.frame_rect
+    assert rect.w / rect.h == pytest.approx(600 / 400, rel=0.02)
+    assert rect.h <= 400 and s.window.surface.get_size() == (900, 400)
+    s.quit(False)
+    s.close()
+
+
+def test_run_stops_after_the_episodes_asked_for(tmp_path):
+    cfg = PlayConfig(
+        env="CartPole-v1",
+        out=tmp_path,
+        countdown=0,
+        fps=FAST,
+        episodes=2,
+        max_episode_steps=4,
+        seed=7,
+    )
+    result = run_play(cfg)
+    assert result.episodes == 2 and len(result.saved) == 2
+    summaries = [read_summary(p) for p in result.saved]
+    assert [x.seed for x in summaries] == [7, 8]
+    assert all(x.length == 4 for x in summaries)
+    # CartPole has no key map of its own: the bundled one is recorded.
+    assert summaries[0].attrs["key_map_source"] == "bundled:cartpole.json"
+
+
+def test_every_episode_gets_a_fresh_seed(tmp_path):
+    result = run_play(
+        PlayConfig(
+            env="MountainCar-v0",
+            out=tmp_path,
+            countdown=0,
+            fps=FAST,
+            episodes=3,
+            max_episode_steps=2,
+        )
+    )
+    seeds = {read_summary(p).seed for p in result.saved}
+    assert len(seeds) == 3
+
+
+def test_controller_window_records_an_agent(tmp_path):
+    controller = scripted_controller("MountainCar-v0")
+    saved = run_controller_window(
+        "MountainCar-v0",
+        controller,
+        out_dir=tmp_path / "agent",
+        episodes=2,
+        fps=FAST,
+        env_kwargs={"max_episode_steps": 6},
+    )
+    assert len(saved) == 2
+    summary = read_summary(saved[0])
+    assert summary.controller == controller.name and summary.length == 6
+    assert summary.fps == FAST
+    assert (
+        run_controller_window(
+            "MountainCar-v0", controller, fps=FAST, episodes=1, env_kwargs={"max_episode_steps": 3}
+        )
+        == []
+    )
+
+
+def test_screens_of_the_play_window(tmp_path):
+    """Screenshots with HUD, help, pause and countdown overlays (look at them: /tmp/play_*)."""
+    for env_id in ("MountainCar-v0", "ALE/Breakout-v5"):
+        s = session(tmp_path, env=env_id)
+        post_key(pygame.K_SPACE if env_id.startswith("ALE") else pygame.K_RIGHT)
+        ticks(s, 20)
+        for overlay in ("", "help", "paused", "confirm_quit"):
+            if overlay:
+                setattr(s.state, overlay, True)
+            s.draw()
+            if overlay:
+                setattr(s.state, overlay, False)
+            path = s.window.screenshot(tmp_path / f"{overlay or 'hud'}.png")
+            pixels = pygame.surfarray.array3d(pygame.image.load(str(path)))
+            assert pixels.reshape(-1, 3).std(axis=0).sum() > 10  # not a blank image
+        assert s.hud_info().step == 20
+        if env_id.startswith("ALE"):
+            assert s.hud_info().lives == 5
+        s.quit(False)
+        s.close()
