@@ -1,0 +1,60 @@
+"""`demostudio play` and `demostudio launch` from the command line."""
+
+from __future__ import annotations
+
+import json
+
+import demostudio.launcher
+from demostudio.cli import main
+from demostudio.episode import find_episodes, read_summary
+
+
+def test_play_records_until_the_episodes_asked_for(tmp_path, capsys):
+    rc = main(
+        [
+            "play",
+            "MountainCar-v0",
+            "--out",
+            str(tmp_path),
+            "--countdown",
+            "0",
+            "--fps",
+            "2000",
+            "--episodes",
+            "1",
+            "--max-episode-steps",
+            "4",
+            "--player",
+            "zed",
+        ]
+    )
+    assert rc == 0
+    files = find_episodes(tmp_path / "MountainCar-v0")
+    assert len(files) == 1
+    s = read_summary(files[0])
+    assert s.player == "zed" and s.length == 4 and s.controller == "keyboard"
+    assert "1 episode(s) saved" in capsys.readouterr().out
+
+
+def test_play_with_a_bad_keymap_is_a_clear_error(tmp_path, capsys):
+    bad = tmp_path / "keys.json"
+    bad.write_text(json.dumps({"noop": 1, "bindings": [{"keys": ["left"], "action": 9}]}))
+    rc = main(["play", "MountainCar-v0", "--out", str(tmp_path), "--keymap", str(bad)])
+    assert rc == 2
+    err = capsys.readouterr().err
+    assert f"{bad}: bindings[0].action: expected an action in Discrete(3)" in err
+    assert find_episodes(tmp_path) == []
+
+
+def test_play_unknown_env_and_bad_kwargs(tmp_path, capsys):
+    assert main(["play", "NoSuchGame-v9", "--out", str(tmp_path)]) == 2
+    assert "NoSuchGame-v9" in capsys.readouterr().err
+    assert main(["play", "CartPole-v1", "--env-kwargs", "[1]", "--out", str(tmp_path)]) == 2
+    assert "--env-kwargs: expected a JSON object" in capsys.readouterr().err
+
+
+def test_bare_demostudio_opens_the_launcher(tmp_path, monkeypatch):
+    calls = []
+    monkeypatch.setattr(demostudio.launcher, "run_launcher", lambda *a, **k: calls.append((a, k)))
+    assert main([]) == 0
+    assert calls and str(calls[0][0][0]) == "demos"

@@ -1,0 +1,176 @@
+"""The launcher driven by real pygame events: picking a game, typing an env id and the player,
+starting a game, opening the replay viewer, recording counts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pygame
+import pytest
+
+import demostudio.replay
+from demostudio.launcher import Launcher
+from demostudio.launcher import window as launcher_window
+from demostudio.launcher.games import BUNDLED_GAMES, count_recordings
+from demostudio.launcher.state import Focus
+
+from .helpers import tap
+
+
+def type_text(text: str) -> None:
+    pygame.event.post(pygame.event.Event(pygame.TEXTINPUT, text=text))
+
+
+def click(pos) -> None:
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=pos, button=1))
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, pos=pos, button=1))
+
+
+def pump(launcher: Launcher) -> bool:
+    alive = launcher.handle_events(pygame.event.get())
+    if alive:
+        launcher.draw()
+    return alive
+
+
+@pytest.fixture
+def games(monkeypatch):
+    calls = []
+
+    def fake_start(env_id, root, player):
+        calls.append((env_id, root, player))
+        return f"played {env_id}"
+
+    monkeypatch.setattr(launcher_window, "start_game", fake_start)
+    return calls
+
+
+@pytest.fixture
+def viewer(monkeypatch):
+    calls = []
+    monkeypatch.setattr(demostudio.replay, "run_viewer", calls.append, raising=False)
+    return calls
+
+
+def test_pick_a_game_with_arrows_and_enter(tmp_path, games):
+    launcher = Launcher(tmp_path, player="ana")
+    tap(pygame.K_DOWN)
+    tap(pygame.K_DOWN)
+    tap(pygame.K_RETURN)
+    assert pump(launcher)
+    assert games == [(BUNDLED_GAMES[2].env_id, tmp_path, "ana")]
+    assert launcher.state.status == f"played {BUNDLED_GAMES[2].env_id}"
+
+
+def test_type_any_env_id_and_player_then_click_play(tmp_path, games):
+    launcher = Launcher(tmp_path, player="")
+    lay = launcher.layout
+    click(lay.env_field.center)
+    tap(pygame.K_u, mod=pygame.KMOD_CTRL)  # clear the field
+    type_text("ALE/Freeway-v5")
+    tap(pygame.K_TAB)  # -> player
+    type_text("bob")
+    tap(pygame.K_BACKSPACE)
+    type_text("b!")
+    assert pump(launcher)
+    assert launcher.state.env_text == "ALE/Freeway-v5" and launcher.state.player == "bob!"
+    assert launcher.state.folder_text == str(tmp_path / "ALE-Freeway-v5")
+    click(lay.play_button.center)
+    assert pump(launcher)
+    assert games == [("ALE/Freeway-v5", tmp_path, "bob!")]
+
+
+def test_double_click_a_game_plays_it(tmp_path, games):
+    launcher = Launcher(tmp_path)
+    row = launcher.layout.rows[6]
+    click(row.center)
+    assert pump(launcher)
+    assert games == [] and launcher.state.selected == 6
+    click(row.center)
+    assert pump(launcher)
+    assert games == [(BUNDLED_GAMES[6].env_id, tmp_path, launcher.state.player)]
+
+
+def test_open_replay_on_a_folder(tmp_path, viewer):
+    folder = tmp_path / "MountainCar-v0"
+    folder.mkdir()
+    launcher = Launcher(tmp_path)
+    tap(pygame.K_DOWN)  # MountainCar-v0: the replay folder follows the selected game
+    tap(pygame.K_r, mod=pygame.KMOD_CTRL)
+    assert pump(launcher)
+    assert viewer == [[folder]]
+    # A typed folder is used as typed; the button works too.
+    other = tmp_path / "other"
+    other.mkdir()
+    click(launcher.layout.folder_field.center)
+    tap(pygame.K_u, mod=pygame.KMOD_CTRL)
+    type_text(str(other))
+    assert pump(launcher)
+    assert launcher.state.focus is Focus.FOLDER
+    click(launcher.layout.replay_button.center)
+    assert pump(launcher)
+    assert viewer == [[folder], [other]]
+
+
+def test_replay_of_a_missing_folder_is_an_error_line(tmp_path, viewer):
+    launcher = Launcher(tmp_path)
+    tap(pygame.K_r, mod=pygame.KMOD_CTRL)
+    assert pump(launcher)
+    assert viewer == []
+    assert launcher.state.status_error and "no such folder" in launcher.state.status
+
+
+def test_unknown_env_is_reported_not_raised(tmp_path):
+    launcher = Launcher(tmp_path)
+    click(launcher.layout.env_field.center)
+    tap(pygame.K_u, mod=pygame.KMOD_CTRL)
+    type_text("Nope-v0")
+    tap(pygame.K_RETURN)
+    assert pump(launcher)
+    assert launcher.state.status_error and "Nope-v0" in launcher.state.status
+
+
+def test_escape_and_window_close_quit(tmp_path):
+    launcher = Launcher(tmp_path)
+    tap(pygame.K_ESCAPE)
+    assert not pump(launcher)
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    assert not pump(launcher)
+
+
+def test_counts_and_a_real_game_started_from_the_launcher(tmp_path, monkeypatch):
+    """Enter starts `demostudio play` for real; afterwards the count is refreshed and the
+    launcher window is back."""
+    import demostudio.play.run as play_run
+
+    real_run_play = play_run.run_play
+    seen = []
+
+    def short_run_play(cfg):
+        seen.append(cfg)
+        cfg.countdown, cfg.fps, cfg.episodes, cfg.max_episode_steps = 0, 2000.0, 2, 3
+        return real_run_play(cfg)
+
+    monkeypatch.setattr(play_run, "run_play", short_run_play)
+    launcher = Launcher(tmp_path, player="cy")
+    assert launcher.counts["MountainCar-v0"] == 0
+    tap(pygame.K_DOWN)
+    tap(pygame.K_RETURN)
+    assert pump(launcher)
+    assert seen[0].env == "MountainCar-v0" and seen[0].player == "cy"
+    assert launcher.counts["MountainCar-v0"] == 2 == count_recordings(tmp_path, "MountainCar-v0")
+    assert "2 episode(s) saved" in launcher.state.status
+    assert launcher.surface.get_size() == (820, 600)
+
+
+def test_launcher_screenshot(tmp_path):
+    (tmp_path / "CartPole-v1").mkdir()
+    for i in range(3):
+        (tmp_path / "CartPole-v1" / f"{i}.h5").write_bytes(b"")
+    launcher = Launcher(tmp_path, player="dee")
+    assert launcher.counts["CartPole-v1"] == 3
+    launcher.draw()
+    path = Path(tmp_path / "launcher.png")
+    pygame.image.save(launcher.surface, str(path))
+    pixels = pygame.surfarray.array3d(pygame.image.load(str(path)))
+    assert pixels.reshape(-1, 3).std(axis=0).sum() > 10
