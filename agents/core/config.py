@@ -129,6 +129,11 @@ class CoreConfig:
                 raise ValueError(
                     f"--{name.replace('_', '-')}: expected >= 1, got {getattr(self, name)}"
                 )
+        if self.period > self.trace:
+            raise ValueError(
+                f"--period: expected <= --trace ({self.trace}) so that every step is learned "
+                f"from, got {self.period}"
+            )
         if self.burn_in < 0:
             raise ValueError(f"--burn-in: expected >= 0, got {self.burn_in}")
         if self.env_steps_per_update <= 0:

@@ -8,7 +8,7 @@ T+1 observations of a recorded episode) into a dict of numpy arrays, one per lea
 * small uint8 ``H x W x C`` grids (MiniGrid's symbolic 7x7x3 view): ``grid``, kept as is.
 * ``Discrete``: ``discrete``, int64 index (one-hot in the network).
 * any other ``Box`` / ``MultiBinary``: ``vector``, float32, flattened.
-* ``Dict``: each key as above; ``Text`` leaves (MiniGrid's mission) are dropped.
+* ``Dict``: each key as above; text leaves (MiniGrid's mission) are dropped.
 """
 
 from __future__ import annotations
@@ -58,8 +58,8 @@ def _leaf_for(space: spaces.Space) -> Leaf | None:
             return Leaf("grid", tuple(space.shape))
     if isinstance(space, (spaces.Box, spaces.MultiBinary)):
         return Leaf("vector", (int(np.prod(space.shape)),))
-    if isinstance(space, spaces.Text):
-        return None
+    if isinstance(space, spaces.Text) or type(space).__name__ == "MissionSpace":
+        return None  # text (MiniGrid's mission; recorded files store it as Text)
     raise TypeError(
         f"expected an observation space made of Box, Discrete, MultiBinary, Text or Dict, "
         f"got {space}"

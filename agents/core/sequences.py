@@ -162,7 +162,8 @@ class SequenceWriter:
         keep_from = self._next_start
         if self.end_behavior is EndBehavior.ALIGN_END:
             keep_from = min(keep_from, self._base + len(self._obs) - self.length)
-        drop = max(0, keep_from - self._base)
+        # observation i and action i of the lists are both episode step base + i
+        drop = min(max(0, keep_from - self._base), len(self._act))
         if drop > 0:
             for lst in (self._obs, self._prev_a, self._prev_r, self._h, self._c):
                 del lst[:drop]

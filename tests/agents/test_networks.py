@@ -1,0 +1,78 @@
+"""Encoders chosen from the observation space; one preprocessing function for live and demo."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from agents.core.networks import RecurrentQNetwork
+from agents.core.preprocess import Leaf, make_preprocessor, obs_spec
+from demostudio.episode import make_env
+
+
+def test_specs_from_spaces():
+    assert obs_spec(gym.spaces.Box(-1, 1, (4,))) == {"obs": Leaf("vector", (4,))}
+    atari = gym.spaces.Box(0, 255, (210, 160, 3), np.uint8)
+    assert obs_spec(atari) == {"obs": Leaf("frame", (84, 84))}
+    minigrid = make_env("MiniGrid-DoorKey-8x8-v0").observation_space
+    assert obs_spec(minigrid) == {
+        "direction": Leaf("discrete", (), 4),
+        "image": Leaf("grid", (7, 7, 3)),
+    }  # the mission text is dropped
+    with pytest.raises(TypeError, match="expected an observation space"):
+        obs_spec(gym.spaces.Graph(gym.spaces.Box(0, 1, (2,)), None))
+
+
+@pytest.mark.parametrize(
+    "space",
+    [
+        gym.spaces.Box(-1, 1, (4,)),
+        gym.spaces.Box(0, 255, (210, 160, 3), np.uint8),
+        gym.spaces.Dict(
+            {
+                "image": gym.spaces.Box(0, 255, (7, 7, 3), np.uint8),
+                "direction": gym.spaces.Discrete(4),
+            }
+        ),
+    ],
+    ids=["vector", "atari", "minigrid"],
+)
+def test_network_shapes_and_state(space):
+    pre = make_preprocessor(space)
+    raw = [space.sample() for _ in range(6)]
+    if isinstance(space, gym.spaces.Dict):
+        batch = {k: np.stack([r[k] for r in raw]) for k in space.spaces}
+    else:
+        batch = np.stack(raw)
+    processed = pre(batch)
+    net = RecurrentQNetwork(pre.spec, 5, hidden=32, lstm=16)
+    obs = {k: torch.from_numpy(v).reshape(3, 2, *v.shape[1:]) for k, v in processed.items()}
+    out = net(obs, torch.full((3, 2), -1), torch.zeros(3, 2), net.initial_state(2))
+    assert out.q.shape == (3, 2, 5) and out.state.h.shape == (2, 16)
+    # one call over the sequence == step by step (the LSTM core is exact, no resets inside)
+    state, qs = net.initial_state(2), []
+    for t in range(3):
+        o = net(
+            {k: v[t : t + 1] for k, v in obs.items()},
+            torch.full((1, 2), -1),
+            torch.zeros(1, 2),
+            state,
+        )
+        qs.append(o.q)
+        state = o.state
+    torch.testing.assert_close(torch.cat(qs), out.q, rtol=1e-5, atol=1e-5)
+
+
+def test_atari_preprocessing_is_the_same_for_live_and_demo():
+    space = gym.spaces.Box(0, 255, (210, 160, 3), np.uint8)
+    pre = make_preprocessor(space)
+    rng = np.random.default_rng(0)
+    frames = rng.integers(0, 256, (4, 210, 160, 3), dtype=np.uint8)
+    demo = pre(frames)["obs"]  # a recorded episode's observations, all at once
+    live = np.stack([pre.one(f)["obs"] for f in frames])  # one at a time, as an actor sees them
+    assert demo.shape == (4, 84, 84) and demo.dtype == np.uint8
+    np.testing.assert_array_equal(demo, live)
+    flat = np.full((1, 210, 160, 3), 200, np.uint8)
+    assert np.all(pre(flat)["obs"] == 200)  # gray of a gray image is itself

@@ -1,0 +1,185 @@
+"""End to end: short CartPole runs, checkpoints, resume, CLI commands, demo mismatches."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.core.checkpoint import CheckpointError, load_checkpoint
+from agents.core.demos import check_demo, load_demos
+from agents.core.logger import read_metrics
+from agents.r2d2 import R2D2Config, train_r2d2
+from agents.r2d3 import R2D3Config, train_r2d3
+from demostudio.cli import main
+from demostudio.episode import EpisodeError, make_env
+
+TINY = dict(
+    env="CartPole-v1",
+    num_actors=2,
+    hidden=16,
+    lstm=16,
+    burn_in=2,
+    trace=6,
+    period=3,
+    batch_size=8,
+    min_replay=8,
+    env_steps_per_update=8.0,
+    eval_every=600,
+    eval_episodes=2,
+    checkpoint_every=500,
+    progress=False,
+    tensorboard=False,
+)
+
+
+def test_short_r2d2_run_logs_checkpoints_and_resumes(tmp_path):
+    run = tmp_path / "run"
+    result = train_r2d2(R2D2Config(**TINY, total_env_steps=1200, run_dir=run))
+    assert result.env_steps >= 1200 and result.updates > 100
+    rows = read_metrics(run)
+    train_rows = [r for r in rows if r["kind"] == "train"]
+    evals = [r for r in rows if r["kind"] == "eval"]
+    assert train_rows and {"loss", "sps", "ups", "episode_return", "demo_share"} <= set(
+        train_rows[-1]
+    )
+    assert len(evals) == 2 and all(np.isfinite(r["eval_return"]) for r in evals)
+    ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
+    assert "final.pt" in ckpts and any(n.startswith("step-") for n in ckpts)
+    assert json.loads((run / "config.json").read_text())["algo"] == "r2d2"
+
+    payload = load_checkpoint(run)
+    assert payload["counters"]["env_steps"] == result.env_steps
+    assert payload["counters"]["updates"] == result.updates
+    assert payload["config"]["hidden"] == 16  # config is a plain dict
+
+    # a fresh run refuses a folder with checkpoints; --resume continues the counters
+    with pytest.raises(CheckpointError, match="--resume"):
+        train_r2d2(R2D2Config(**TINY, total_env_steps=1500, run_dir=run))
+    resumed = train_r2d2(R2D2Config(**TINY, total_env_steps=1500, run_dir=run, resume=True))
+    assert 1500 <= resumed.env_steps < 1200 + 400
+    assert resumed.updates > result.updates
+    after = load_checkpoint(run)
+    # the resumed learner started from the saved weights: the optimizer step count carried over
+    steps = [s["step"] for s in after["optimizer"]["state"].values()]
+    assert float(steps[0]) == resumed.updates
+
+
+def test_checkpoint_round_trip_restores_the_same_policy(tmp_path):
+    from agents.core.restore import restore_agent
+
+    run = tmp_path / "run"
+    train_r2d2(R2D2Config(**{**TINY, "eval_every": 0}, total_env_steps=300, run_dir=run))
+    payload = torch.load(run / "checkpoints" / "final.pt", weights_only=True)
+    agent = restore_agent(run)
+    for k, v in agent.controller._policy.network.state_dict().items():
+        torch.testing.assert_close(v, payload["network"][k])
+    assert agent.env_id == "CartPole-v1" and agent.algo == "r2d2"
+    bad = tmp_path / "bad.pt"
+    torch.save({"hello": 1}, bad)
+    with pytest.raises(CheckpointError, match="missing"):
+        load_checkpoint(bad)
+    (tmp_path / "junk.pt").write_bytes(b"not a checkpoint")
+    with pytest.raises(CheckpointError, match="unreadable"):
+        load_checkpoint(tmp_path / "junk.pt")
+
+
+def test_r2d3_run_mixes_demos(tmp_path, cartpole_demos):
+    run = tmp_path / "r2d3"
+    cfg = R2D3Config(
+        **TINY, total_env_steps=1200, run_dir=run, demos=(cartpole_demos,), demo_ratio=0.5,
+        episode_memory_ratio=0.1,
+    )  # fmt: skip
+    result = train_r2d3(cfg)
+    shares = [
+        r["demo_share"] for r in read_metrics(run) if r["kind"] == "train" and "demo_share" in r
+    ]
+    assert shares and 0.3 < np.mean(shares) < 0.7
+    assert result.updates > 0
+
+
+def test_demo_mismatch_errors(cartpole_demos, mountaincar_demos):
+    env = make_env("CartPole-v1")
+    demo = next(iter(sorted(Path(mountaincar_demos).glob("*.h5"))))
+    with pytest.raises(
+        EpisodeError, match=r"env_id.*expected demos of 'CartPole-v1', got 'MountainCar-v0'"
+    ):
+        check_demo(demo, "CartPole-v1", env)
+    # with the override the id passes, but the spaces still differ: named field + both spaces
+    with pytest.raises(
+        EpisodeError, match=r"action_space.*expected Discrete\(2\).*got Discrete\(3\)"
+    ):
+        check_demo(demo, "CartPole-v1", env, accept_env_id="MountainCar-v0")
+    mc = make_env("MountainCar-v0")
+    car = next(iter(sorted(Path(cartpole_demos).glob("*.h5"))))
+    acrobot = make_env("Acrobot-v1")  # Discrete(3) like MountainCar, different observations
+    with pytest.raises(EpisodeError, match=r"observation_space.*expected"):
+        check_demo(demo, "Acrobot-v1", acrobot, accept_env_id="MountainCar-v0")
+    with pytest.raises(EpisodeError, match=str(car.name)):
+        load_demos([cartpole_demos], "MountainCar-v0", mc)
+    with pytest.raises(FileNotFoundError):
+        load_demos([Path(cartpole_demos) / "nope"], "CartPole-v1", env)
+
+
+def test_cli_train_evaluate_watch_plot(tmp_path, cartpole_demos, capsys):
+    run = tmp_path / "cli-run"
+    flags = [
+        "--num-actors",
+        "2",
+        "--hidden",
+        "16",
+        "--lstm",
+        "16",
+        "--burn-in",
+        "2",
+        "--trace",
+        "6",
+    ]
+    flags += ["--period", "3", "--batch-size", "8", "--min-replay", "8", "--eval-every", "400"]
+    flags += ["--eval-episodes", "1", "--no-progress", "--no-tensorboard"]
+    flags += ["--total-env-steps", "800", "--run-dir", str(run), "--device", "cpu"]
+    rc = main(["train", "r2d3", "--env", "CartPole-v1", "--demos", str(cartpole_demos), *flags])
+    assert rc == 0
+    assert "r2d3: " in capsys.readouterr().out
+
+    assert main(["evaluate", str(run), "--episodes", "2", "--device", "cpu"]) == 0
+    out = capsys.readouterr().out
+    assert "mean return" in out and out.count("episode ") == 2
+
+    rec = tmp_path / "rec"
+    assert main(["watch", str(run / "checkpoints" / "final.pt"), "--headless", "--record", str(rec),
+                 "--episodes", "2", "--seed", "3", "--device", "cpu"]) == 0  # fmt: skip
+    files = sorted((rec / "CartPole-v1").glob("*.h5"))
+    assert len(files) == 2
+    from demostudio.episode import read_summary
+
+    assert read_summary(files[0]).controller == "policy:r2d3"
+
+    png = tmp_path / "curves.png"
+    assert main(["plot", str(run), "--out", str(png)]) == 0
+    assert png.stat().st_size > 5000
+
+    # user errors: clear message, exit status 2, no traceback
+    assert main(["train", "r2d3", "--env", "CartPole-v1", "--run-dir", str(tmp_path / "x")]) == 2
+    assert main(["train", "r2d3", "--env", "MountainCar-v0", "--demos", str(cartpole_demos),
+                 "--run-dir", str(tmp_path / "y"), "--no-progress"]) == 2  # fmt: skip
+    err = capsys.readouterr().err
+    assert "--demos: expected at least one" in err
+    assert "[env_id]" in err and "expected demos of 'MountainCar-v0'" in err
+    assert main(["evaluate", str(tmp_path / "nothing")]) == 2
+    assert main(["watch", str(run), "--headless"]) == 2
+    assert main(["train", "nope"]) == 2
+
+
+def test_train_cli_does_not_import_torch_or_agents():
+    code = (
+        "import sys; import demostudio.cli as c; c.build_parser(); "
+        "print([m for m in ('torch', 'agents') if m in sys.modules])"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
