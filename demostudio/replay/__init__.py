@@ -1,13 +1,13 @@
 """The episode viewer: scrub episodes like a video, tag, verify and export them.
 
 ``run_viewer(paths)`` opens the window (the ``demostudio replay`` command and the launcher
-call it); :class:`Viewer` is the window itself and :class:`Playback` its pure clock."""
+call it); ``viewer.Viewer`` is the window itself, :class:`Playback` its pure clock and
+``controls`` the key bindings. Importing this package does not import pygame."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from .controls import BINDINGS, Command, apply_playback, command_for
 from .playback import SPEEDS, Playback
 
 
@@ -24,7 +24,8 @@ def run_viewer(paths: list[Path], *, export_dir: Path = Path("exports")) -> None
     finally:
         viewer.close()
         if not display_was_up:
-            pygame.quit()
+            # Only the display: ui.theme caches fonts, which pygame.quit() would invalidate.
+            pygame.display.quit()
 
 
 __all__ = [

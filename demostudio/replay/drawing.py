@@ -10,7 +10,7 @@ from demostudio.ui import theme
 
 from .controls import help_lines
 from .framecache import fit_size
-from .overlay import describe_frame, draw_overlay, format_time, format_value
+from .overlay import describe_frame, format_time, format_value, render_overlay
 
 if TYPE_CHECKING:
     from .viewer import Viewer
@@ -39,7 +39,22 @@ def draw_viewer(v: Viewer) -> None:
         v.dialog.draw(screen)
 
 
+def _wrap(text: str, font: pygame.font.Font, width: int) -> list[str]:
+    """Split ``text`` into lines no wider than ``width`` (at spaces where possible)."""
+    out: list[str] = []
+    while text:
+        cut = len(text)
+        while cut > 1 and font.size(text[:cut])[0] > width:
+            space = text.rfind(" ", 0, cut - 1)
+            cut = space if space > 0 else cut - 1
+        out.append(text[:cut])
+        text = text[cut:].lstrip()
+    return out
+
+
 def _centered_lines(screen: pygame.Surface, area: pygame.Rect, lines, color) -> None:
+    font = theme.font(15)
+    lines = [part for line in lines for part in _wrap(line, font, area.width - 40)]
     y = area.centery - 12 * len(lines)
     for line in lines:
         theme.draw_text(screen, line, (area.centerx, y), 15, color, anchor="midtop")
@@ -75,9 +90,10 @@ def _draw_frame(v: Viewer) -> None:
     if v.show_overlay:
         key = (id(ep), i, v.catalog.version)
         if key != v._overlay_key:
-            v._overlay_lines = describe_frame(ep, i)
+            v._overlay_image = render_overlay(describe_frame(ep, i))
             v._overlay_key = key
-        draw_overlay(v.screen, v._overlay_lines, (area.x + 10, area.y + 10))
+        if v._overlay_image is not None:
+            v.screen.blit(v._overlay_image, (area.x + 10, area.y + 10))
 
 
 def _draw_status(v: Viewer) -> None:

@@ -28,10 +28,13 @@ def to_surface(frame: np.ndarray, size: tuple[int, int]) -> pygame.Surface:
     frame = np.ascontiguousarray(frame)
     source = pygame.image.frombuffer(frame.data, (width, height), "RGB")
     if size == (width, height):
-        return source.copy()
-    if size[0] < width or size[1] < height:
-        return pygame.transform.smoothscale(source, size)
-    return pygame.transform.scale(source, size)
+        surface = source.copy()
+    elif size[0] < width or size[1] < height:
+        surface = pygame.transform.smoothscale(source, size)
+    else:
+        surface = pygame.transform.scale(source, size)
+    # In the display's pixel format a blit is a plain copy (no per-pixel conversion).
+    return surface.convert() if pygame.display.get_surface() is not None else surface
 
 
 class FrameCache:

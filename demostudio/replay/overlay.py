@@ -89,18 +89,18 @@ def describe_frame(ep: LoadedEpisode, i: int) -> list[str]:
     return lines
 
 
-def draw_overlay(surface: pygame.Surface, lines: list[str], topleft: tuple[int, int]) -> None:
-    """A translucent panel with ``lines`` in a small monospace font."""
+def render_overlay(lines: list[str]) -> pygame.Surface | None:
+    """A translucent panel with ``lines`` in a small monospace font (None when empty)."""
     font = theme.font(13, mono=True)
     images = [font.render(line, True, theme.TEXT) for line in lines]
     if not images:
-        return
+        return None
     width = max(im.get_width() for im in images) + 16
     height = sum(im.get_height() for im in images) + 12
     panel = pygame.Surface((width, height), pygame.SRCALPHA)
     panel.fill((*theme.BACKGROUND, 200))
-    surface.blit(panel, topleft)
-    y = topleft[1] + 6
+    y = 6
     for im in images:
-        surface.blit(im, (topleft[0] + 8, y))
+        panel.blit(im, (8, y))
         y += im.get_height()
+    return panel

@@ -80,10 +80,14 @@ class Timeline:
             points = [(track.x + int(c), int(y)) for c, y in zip(cols, ys)]
             pygame.draw.lines(surf, theme.ACCENT, False, points, 2)
             font = theme.font(11, mono=True)
-            surf.blit(font.render(f"return {hi:.4g}", True, theme.TEXT_DIM), (plot.x + 2, plot.y))
+            surf.blit(
+                font.render(f"return {hi:.4g}", True, theme.TEXT_DIM, theme.PANEL),
+                (plot.x + 2, plot.y),
+            )
             if hi > lo:
                 surf.blit(
-                    font.render(f"{lo:.4g}", True, theme.TEXT_DIM), (plot.x + 2, plot.bottom - 12)
+                    font.render(f"{lo:.4g}", True, theme.TEXT_DIM, theme.PANEL),
+                    (plot.x + 2, plot.bottom - 12),
                 )
         # Reward ticks: one per pixel column that holds a non-zero reward.
         tick_top = bar.y - TICK_HEIGHT - 2

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pygame
 
-from demostudio.episode import EpisodeError, update_metadata, verify_episode
+from demostudio.episode import EpisodeError, update_metadata
 from demostudio.export import FrameRange, default_output, export_episode, save_png
 from demostudio.ui import theme
 
@@ -26,6 +26,7 @@ from .listpanel import EpisodeList
 from .loaded import LoadedEpisode
 from .playback import NORMAL_SPEED, Playback
 from .timeline import Timeline
+from .verify_process import VerifyProcess
 
 MAX_FPS = 60
 MESSAGE_SECONDS = 6.0
@@ -55,7 +56,7 @@ class Viewer:
         self.show_list = True
         self.show_help = False
         self.dialog: TextPrompt | Confirm | None = None
-        self.jobs: list[BackgroundJob] = []
+        self.jobs: list[BackgroundJob | VerifyProcess] = []
         self.verify_results: dict[Path, object] = {}
         self.message = ("", theme.TEXT, 0.0)
         self.running = True
@@ -63,7 +64,7 @@ class Viewer:
         self._dragging = False
         self._resume_after_drag = False
         self._overlay_key: tuple | None = None
-        self._overlay_lines: list[str] = []
+        self._overlay_image: pygame.Surface | None = None
         self._relayout()
         self.open_current()
 
@@ -167,9 +168,7 @@ class Viewer:
         if self.episode is None or entry is None or self._busy(entry.path):
             return
         path = entry.path
-        self.jobs.append(
-            BackgroundJob("verify", path, lambda progress: verify_episode(path, True, progress))
-        )
+        self.jobs.append(VerifyProcess(path))
         self.say("verifying by re-simulation...")
 
     def start_export(self, fmt: str) -> None:
@@ -356,8 +355,11 @@ class Viewer:
 
     def close(self) -> None:
         for job in self.jobs:
-            if job.label.startswith("export"):
-                job.wait()
+            if isinstance(job, VerifyProcess):
+                job.cancel()
+            else:
+                job.wait()  # an export finishes its file
+        self.jobs.clear()
         if self.episode is not None:
             self.episode.close()
             self.episode = None

@@ -1,0 +1,140 @@
+"""Export: exact frame counts and sizes for MP4, GIF and PNG; ranges, fps, scale; the CLI."""
+
+from __future__ import annotations
+
+import imageio_ffmpeg
+import numpy as np
+import pytest
+from PIL import Image
+
+from demostudio.cli import main
+from demostudio.episode import EpisodeError, open_episode, read_summary
+from demostudio.export import export_episode, resolve_range, scale_frame, stored_fps
+
+
+def _mp4_info(path):
+    reader = imageio_ffmpeg.read_frames(str(path))
+    meta = next(reader)
+    frames = [np.frombuffer(f, np.uint8) for f in reader]
+    return meta, frames
+
+
+def test_mp4_has_every_frame_at_the_stored_rate(episodes, tmp_path):
+    path = episodes[0]
+    n = read_summary(path).length + 1
+    result = export_episode(path, "mp4", tmp_path / "all.mp4")
+    meta, frames = _mp4_info(result.path)
+    assert len(frames) == n
+    assert tuple(meta["size"]) == (600, 400) == result.size
+    assert meta["fps"] == pytest.approx(30.0) == result.fps  # MountainCar's render_fps
+
+
+def test_mp4_range_fps_and_scale(episodes, tmp_path):
+    result = export_episode(
+        episodes[0], "mp4", tmp_path / "part.mp4", start=10, end=39, fps=12, scale=0.5
+    )
+    meta, frames = _mp4_info(result.path)
+    assert len(frames) == 30 == result.frames.count
+    assert tuple(meta["size"]) == (300, 200)
+    assert meta["fps"] == pytest.approx(12.0)
+    # The content is the episode's frame 10, downscaled (lossy codec: compare loosely).
+    with open_episode(episodes[0]) as ep:
+        want = scale_frame(ep.frame(10), (300, 200)).astype(int)
+    got = frames[0].reshape(200, 300, 3).astype(int)
+    assert np.mean(np.abs(got - want)) < 4
+
+
+def test_mp4_odd_size_is_padded_to_even(episodes, tmp_path):
+    result = export_episode(episodes[0], "mp4", tmp_path / "odd.mp4", end=4, scale=0.255)
+    assert result.size == (154, 102)  # 153x102 padded by one column
+    meta, frames = _mp4_info(result.path)
+    assert tuple(meta["size"]) == (154, 102) and len(frames) == 5
+
+
+def test_gif_keeps_identical_frames(episodes, tmp_path):
+    # The first frames of MountainCar barely move; a GIF writer that merges identical
+    # frames would lose some. Ours writes exactly one GIF frame per episode frame.
+    result = export_episode(episodes[0], "gif", tmp_path / "a.gif", end=59, scale=0.25)
+    with Image.open(result.path) as im:
+        assert im.n_frames == 60
+        assert im.size == (150, 100)
+        im.seek(59)
+        last = np.asarray(im.convert("RGB"))
+    with open_episode(episodes[0]) as ep:
+        want = scale_frame(ep.frame(59), (150, 100))
+    assert np.mean(np.abs(last.astype(int) - want.astype(int))) < 8
+
+
+def test_png_sequence_is_lossless_and_numbered_by_frame(episodes, tmp_path):
+    result = export_episode(episodes[0], "png", tmp_path / "pngs", start=-3)
+    names = sorted(p.name for p in result.path.iterdir())
+    last = read_summary(episodes[0]).length
+    assert names == [f"frame_{i:06d}.png" for i in range(last - 2, last + 1)]
+    with open_episode(episodes[0]) as ep:
+        for i in range(last - 2, last + 1):
+            png = np.asarray(Image.open(result.path / f"frame_{i:06d}.png"))
+            assert np.array_equal(png, ep.frame(i))
+
+
+def test_bad_ranges_name_the_field(episodes):
+    s = read_summary(episodes[0])
+    with pytest.raises(EpisodeError, match=r"\[start\].*expected a frame index in 0\.\."):
+        resolve_range(s, start=s.length + 1)
+    with pytest.raises(EpisodeError, match=r"\[end\].*expected end >= start"):
+        resolve_range(s, start=10, end=5)
+    assert resolve_range(s, -1, None) == (s.length, s.length)
+
+
+def test_scale_frame_nearest_neighbour():
+    frame = np.arange(2 * 3 * 3, dtype=np.uint8).reshape(2, 3, 3)
+    big = scale_frame(frame, (6, 4))
+    assert big.shape == (4, 6, 3)
+    assert np.array_equal(big[::2, ::2], frame)
+
+
+def test_stored_fps_falls_back_to_env_metadata(episodes):
+    assert stored_fps(read_summary(episodes[0])) == 30.0
+
+
+def test_export_command(episodes, tmp_path, capsys):
+    out = tmp_path / "cli.gif"
+    code = main(
+        [
+            "export",
+            str(episodes[0]),
+            "--format",
+            "gif",
+            "--start",
+            "2",
+            "--end",
+            "11",
+            "--scale",
+            "0.5",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    assert "10 frames" in capsys.readouterr().out
+    with Image.open(out) as im:
+        assert im.n_frames == 10 and im.size == (300, 200)
+
+
+def test_export_command_errors(episodes, tmp_path, capsys):
+    assert main(["export", str(episodes[0]), "--end", "100000", "--no-progress"]) == 2
+    err = capsys.readouterr().err
+    assert "[end]" in err and "expected a frame index" in err
+    assert main(["export", str(episodes[0]), str(episodes[1])]) == 2
+    assert "expected one episode file" in capsys.readouterr().err
+    assert main(["export", str(tmp_path / "missing.h5")]) == 2
+    assert "missing.h5" in capsys.readouterr().err
+    assert main(["export", str(episodes[0]), "--scale", "0"]) == 2
+    assert "--scale" in capsys.readouterr().err
+    assert main(["export", str(episodes[0].parent), "--format", "minari"]) == 2
+    assert "--dataset-id" in capsys.readouterr().err
+
+
+def test_replay_command_rejects_missing_paths(tmp_path, capsys):
+    assert main(["replay", str(tmp_path / "nothing-here")]) == 2
+    assert "nothing-here" in capsys.readouterr().err

@@ -1,0 +1,277 @@
+"""The viewer window driven with real pygame events: seeking, stepping, speeds, reverse,
+episode switching, bad files, tags, deletion, overlay and help."""
+
+from __future__ import annotations
+
+import pygame
+import pytest
+
+from demostudio.cli import main
+from demostudio.episode import read_summary
+from demostudio.replay.playback import SPEEDS
+
+from .conftest import SCREENSHOTS
+from .helpers import click, drag, press, type_text
+
+
+@pytest.fixture
+def viewer(viewer_factory, folder):
+    return viewer_factory([folder])
+
+
+def _bar_y(v) -> int:
+    return v.timeline.rect.bottom - 12
+
+
+def test_opens_folder_on_first_episode(viewer, episodes):
+    assert len(viewer.catalog) == 3
+    assert viewer.episode.path == episodes[0]
+    assert viewer.playback.frame == 0
+    assert viewer.playback.n_frames == read_summary(episodes[0]).length + 1
+    viewer.draw()
+
+
+def test_click_on_timeline_seeks_to_that_frame(viewer):
+    viewer.draw()  # lays the timeline out
+    t = viewer.timeline
+    for target in (0, 17, 50, viewer.playback.last):
+        click(viewer, (t.x_of(target), _bar_y(viewer)))
+        assert viewer.playback.frame == target
+    click(viewer, (t.rect.x + 1, _bar_y(viewer)))  # left of the track clamps to frame 0
+    assert viewer.playback.frame == 0
+    click(viewer, (t.rect.right - 1, _bar_y(viewer)))
+    assert viewer.playback.frame == viewer.playback.last
+
+
+def test_drag_on_timeline_follows_the_mouse(viewer):
+    viewer.draw()
+    t, y = viewer.timeline, _bar_y(viewer)
+    drag(viewer, (t.x_of(5), y), [(t.x_of(20), y), (t.x_of(40), y + 30)], release=False)
+    assert viewer.playback.frame == 40  # vertical drift off the bar still seeks
+    drag(viewer, (t.x_of(40), y), [(t.x_of(60), y)])
+    assert viewer.playback.frame == 60
+    pygame.event.post(
+        pygame.event.Event(pygame.MOUSEMOTION, pos=(t.x_of(10), y), rel=(0, 0), buttons=(0, 0, 0))
+    )
+    viewer.pump()
+    assert viewer.playback.frame == 60  # released: motion no longer seeks
+
+
+def test_drag_pauses_and_resumes_playback(viewer):
+    viewer.draw()
+    press(viewer, pygame.K_SPACE)
+    t, y = viewer.timeline, _bar_y(viewer)
+    drag(viewer, (t.x_of(30), y), [(t.x_of(35), y)], release=False)
+    assert not viewer.playback.playing
+    viewer.update(0.5)
+    assert viewer.playback.frame == 35
+    pygame.event.post(pygame.event.Event(pygame.MOUSEBUTTONUP, pos=(t.x_of(35), y), button=1))
+    viewer.pump()
+    assert viewer.playback.playing
+
+
+def test_step_and_jump_keys(viewer):
+    last = viewer.playback.last
+    press(viewer, pygame.K_RIGHT)
+    assert viewer.playback.frame == 1
+    press(viewer, pygame.K_RIGHT, times=5)  # holding the key: repeated KEYDOWNs
+    assert viewer.playback.frame == 6
+    press(viewer, pygame.K_LEFT)
+    assert viewer.playback.frame == 5
+    press(viewer, pygame.K_RIGHT, pygame.KMOD_LSHIFT)
+    assert viewer.playback.frame == 15
+    press(viewer, pygame.K_LEFT, pygame.KMOD_LSHIFT)
+    assert viewer.playback.frame == 5
+    press(viewer, pygame.K_RIGHT, pygame.KMOD_LCTRL)
+    assert viewer.playback.frame == min(105, last)
+    press(viewer, pygame.K_END)
+    assert viewer.playback.frame == last
+    press(viewer, pygame.K_RIGHT)
+    assert viewer.playback.frame == last
+    press(viewer, pygame.K_HOME)
+    assert viewer.playback.frame == 0
+
+
+def test_speed_keys_and_time_based_playback(viewer):
+    pb = viewer.playback
+    press(viewer, pygame.K_RIGHTBRACKET, times=10)
+    assert pb.speed == 8.0
+    press(viewer, pygame.K_SPACE)
+    assert pb.playing
+    viewer.update(1 / pb.fps)  # one frame time at 8x: 8 frames, 7 of them never shown
+    assert pb.frame == 8
+    press(viewer, pygame.K_LEFTBRACKET, times=10)
+    assert pb.speed == 0.25
+    viewer.update(2 / pb.fps)
+    assert pb.frame == 8
+    viewer.update(2 / pb.fps)
+    assert pb.frame == 9
+    press(viewer, pygame.K_EQUALS, pygame.KMOD_SHIFT, times=2)
+    assert pb.speed == SPEEDS[2] == 1.0
+    press(viewer, pygame.K_SPACE)
+    assert not pb.playing
+
+
+def test_reverse_playback(viewer):
+    pb = viewer.playback
+    press(viewer, pygame.K_END)
+    press(viewer, pygame.K_r)
+    assert pb.reverse
+    press(viewer, pygame.K_SPACE)
+    viewer.update(10 / pb.fps)
+    assert pb.frame == pb.last - 10
+    viewer.update(1000.0)
+    assert pb.frame == 0 and not pb.playing
+    viewer.draw()
+
+
+def test_episode_switching_by_keys_and_list(viewer, episodes):
+    press(viewer, pygame.K_RIGHT, times=3)
+    press(viewer, pygame.K_DOWN)
+    assert viewer.episode.path == episodes[1]
+    assert viewer.playback.frame == 0
+    press(viewer, pygame.K_n)
+    assert viewer.episode.path == episodes[2]
+    press(viewer, pygame.K_n)  # past the end stays on the last one
+    assert viewer.episode.path == episodes[2]
+    press(viewer, pygame.K_p)
+    assert viewer.episode.path == episodes[1]
+    press(viewer, pygame.K_UP)
+    assert viewer.episode.path == episodes[0]
+    viewer.draw()
+    row = viewer.episode_list.rect.y + 28 + 2 * 46 + 20  # header, then the third row
+    click(viewer, (viewer.episode_list.rect.x + 50, row))
+    assert viewer.episode.path == episodes[2]
+
+
+def test_speed_survives_episode_switch(viewer):
+    press(viewer, pygame.K_RIGHTBRACKET)
+    press(viewer, pygame.K_DOWN)
+    assert viewer.playback.speed == 2.0
+
+
+def test_bad_file_in_folder_shows_its_error_and_the_rest_work(viewer_factory, folder, episodes):
+    bad = folder / "zz-broken.h5"
+    bad.write_bytes(b"this is not an HDF5 file")
+    v = viewer_factory([folder])
+    assert len(v.catalog) == 4
+    entry = v.catalog.entries[3]
+    assert entry.path == bad and not entry.ok and "HDF5" in entry.error
+    press(v, pygame.K_END)
+    press(v, pygame.K_PAGEDOWN, times=3)
+    assert v.catalog.index == 3 and v.episode is None and v.playback is None
+    press(v, pygame.K_RIGHT)  # keys that need an episode do nothing harmful
+    press(v, pygame.K_g)
+    v.draw()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    pygame.image.save(v.screen, str(SCREENSHOTS / "bad_file.png"))
+    press(v, pygame.K_UP)
+    assert v.episode.path == episodes[2]
+
+
+def test_file_with_broken_datasets_is_flagged_when_opened(viewer_factory, episodes):
+    import h5py
+
+    with h5py.File(episodes[1], "r+") as f:
+        del f["rewards"]
+    v = viewer_factory(episodes)
+    press(v, pygame.K_DOWN)
+    assert v.episode is None
+    assert "rewards" in v.catalog.entries[1].error
+    press(v, pygame.K_DOWN)
+    assert v.episode.path == episodes[2]
+
+
+def test_tag_keys_save_tags_shown_by_ls(viewer, episodes, capsys):
+    press(viewer, pygame.K_RIGHT, times=7)
+    press(viewer, pygame.K_g)
+    assert read_summary(episodes[0]).tags == ("good",)
+    assert viewer.playback.frame == 7  # re-opening after the write keeps the position
+    press(viewer, pygame.K_b)  # bad replaces good
+    assert read_summary(episodes[0]).tags == ("bad",)
+    press(viewer, pygame.K_t)
+    assert viewer.dialog is not None
+    press(viewer, pygame.K_BACKSPACE, times=3)
+    type_text(viewer, "crash, slow")
+    press(viewer, pygame.K_RETURN)
+    assert viewer.dialog is None
+    assert read_summary(episodes[0]).tags == ("crash", "slow")
+    press(viewer, pygame.K_m)
+    type_text(viewer, "hits the wall at step 40")
+    press(viewer, pygame.K_RETURN)
+    assert read_summary(episodes[0]).notes == "hits the wall at step 40"
+    press(viewer, pygame.K_t)
+    type_text(viewer, "ignored")
+    press(viewer, pygame.K_ESCAPE)  # cancel keeps the tags and does not quit
+    assert viewer.running and read_summary(episodes[0]).tags == ("crash", "slow")
+    assert main(["ls", str(episodes[0].parent)]) == 0
+    assert "crash,slow" in capsys.readouterr().out
+
+
+def test_delete_asks_first(viewer, folder, episodes):
+    press(viewer, pygame.K_DELETE)
+    assert viewer.dialog is not None
+    press(viewer, pygame.K_n)
+    assert episodes[0].exists() and len(viewer.catalog) == 3
+    press(viewer, pygame.K_DELETE)
+    viewer.draw()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    pygame.image.save(viewer.screen, str(SCREENSHOTS / "delete_confirm.png"))
+    press(viewer, pygame.K_y)
+    assert not episodes[0].exists()
+    assert len(viewer.catalog) == 2
+    assert viewer.episode.path == episodes[1]
+    assert sorted(folder.glob("*.h5")) == episodes[1:]
+
+
+def test_overlay_help_list_toggles_and_resize(viewer):
+    assert viewer.show_overlay
+    press(viewer, pygame.K_TAB)
+    assert not viewer.show_overlay
+    press(viewer, pygame.K_h)
+    assert viewer.show_help
+    viewer.draw()
+    press(viewer, pygame.K_l)
+    assert viewer.layout.list is None
+    assert viewer.timeline.rect.x == 0
+    pygame.event.post(pygame.event.Event(pygame.VIDEORESIZE, size=(800, 500), w=800, h=500))
+    viewer.pump()
+    viewer.draw()
+
+
+def test_quit_keys(viewer):
+    press(viewer, pygame.K_q)
+    assert not viewer.running
+
+
+def test_overlay_describes_the_frame(viewer, episodes):
+    from demostudio.replay.overlay import describe_frame
+
+    lines = describe_frame(viewer.episode, 0)
+    assert lines[0].startswith("frame 0 / ")
+    assert "reset" in lines[1]
+    press(viewer, pygame.K_RIGHT, times=3)
+    lines = describe_frame(viewer.episode, 3)
+    text = "\n".join(lines)
+    action = int(viewer.episode.action(2))
+    assert f"step 2  action {action}" in text
+    assert "reward -1" in text and "return -3" in text
+    assert "policy:" in text and "player tester" in text
+    press(viewer, pygame.K_END)
+    assert "TERMINATED" in "\n".join(describe_frame(viewer.episode, viewer.playback.frame))
+
+
+def test_screenshot_shows_the_episode(viewer):
+    press(viewer, pygame.K_RIGHT, times=40)
+    press(viewer, pygame.K_i)
+    press(viewer, pygame.K_RIGHT, pygame.KMOD_LSHIFT, times=3)
+    press(viewer, pygame.K_o)
+    viewer.draw()
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    path = SCREENSHOTS / "mountaincar.png"
+    pygame.image.save(viewer.screen, str(path))
+    area = viewer.layout.frame
+    # MountainCar is drawn on white: the middle of the frame area is mostly white.
+    assert viewer.screen.get_at(area.center)[:3] == (255, 255, 255)
+    # The marked range 40..70 is shaded on the timeline.
+    assert viewer.playback.selection() == (40, 70)

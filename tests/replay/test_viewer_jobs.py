@@ -1,0 +1,83 @@
+"""Verification and export started from the viewer (background jobs)."""
+
+from __future__ import annotations
+
+import h5py
+import imageio_ffmpeg
+import pygame
+
+from .helpers import press, wait_jobs
+
+
+def test_verify_from_viewer_matches(viewer_factory, episodes):
+    v = viewer_factory(episodes)
+    press(v, pygame.K_v)
+    assert v.jobs and v.jobs[0].label == "verify"
+    v.draw()  # the window keeps drawing while the job runs
+    wait_jobs(v)
+    result = v.verify_results[episodes[0]]
+    assert result.ok and result.steps_checked == v.playback.last
+    assert v.divergence_frame() is None
+    press(v, pygame.K_j)  # nothing to jump to: says so, stays put
+    assert v.playback.frame == 0 and "no divergence" in v.message[0]
+
+
+def test_verify_shows_divergence_and_jumps_there(viewer_factory, episodes):
+    with h5py.File(episodes[1], "r+") as f:
+        f["rewards"][10] = 5.0
+    v = viewer_factory(episodes)
+    press(v, pygame.K_DOWN)
+    press(v, pygame.K_v)
+    while v.jobs and not v.jobs[0].finished:
+        v.update(0.01)
+        v.draw()
+    wait_jobs(v)
+    result = v.verify_results[episodes[1]]
+    assert not result.ok
+    assert result.divergence.step == 10 and result.divergence.field == "rewards"
+    assert v.divergence_frame() == 11
+    assert "diverges at step 10" in v.message[0]
+    press(v, pygame.K_j)
+    assert v.playback.frame == 11
+    press(v, pygame.K_UP)
+    assert v.divergence_frame() is None  # results are per episode
+    press(v, pygame.K_DOWN)
+    assert v.divergence_frame() == 11
+
+
+def test_export_marked_range_from_viewer(viewer_factory, episodes, tmp_path):
+    v = viewer_factory(episodes)
+    press(v, pygame.K_RIGHT, times=5)
+    press(v, pygame.K_i)
+    press(v, pygame.K_RIGHT, pygame.KMOD_SHIFT, times=2)
+    press(v, pygame.K_o)
+    press(v, pygame.K_x)
+    wait_jobs(v)
+    out = tmp_path / "exports" / (episodes[0].name.removesuffix(".h5") + "_5-25.mp4")
+    assert out.exists(), v.message
+    assert imageio_ffmpeg.count_frames_and_secs(str(out))[0] == 21
+    press(v, pygame.K_c)
+    press(v, pygame.K_x, pygame.KMOD_SHIFT)
+    wait_jobs(v)
+    gif = tmp_path / "exports" / (episodes[0].name.removesuffix(".h5") + ".gif")
+    from PIL import Image
+
+    with Image.open(gif) as im:
+        assert im.n_frames == v.playback.n_frames
+    press(v, pygame.K_s)
+    png = tmp_path / "exports" / (episodes[0].name.removesuffix(".h5") + "_frame000025.png")
+    with Image.open(png) as im:
+        assert im.size == (600, 400)
+
+
+def test_tagging_waits_for_a_running_job(viewer_factory, episodes):
+    v = viewer_factory(episodes)
+    press(v, pygame.K_v)
+    press(v, pygame.K_g)
+    if v.jobs and not v.jobs[0].finished:
+        assert "wait" in v.message[0]
+    wait_jobs(v)
+    press(v, pygame.K_g)
+    from demostudio.episode import read_summary
+
+    assert "good" in read_summary(episodes[0]).tags
