@@ -3,8 +3,8 @@ names DemoStudio adds to a Minari dataset.
 
 Layout of an exported dataset (on top of Minari's own)
 ------------------------------------------------------
-``infos["frame"]``              (T+1, H, W, 3) uint8 RGB frames, raw (never JPEG); only with
-                                ``frames=True``
+``infos["frame"]``              (T+1, H, W, 3) uint8 RGB frames, only with ``frames=True``:
+                                lossless (never JPEG), one frame per HDF5 chunk, gzip level 1
 ``infos["_demostudio"]``        per-step data Minari has no field for:
     ``timestamps``              (T+1,) float64 wall-clock seconds
     ``keys``                    (T+1,) text: JSON list of held keys (row 0, the reset: ``[]``)

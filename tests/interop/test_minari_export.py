@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 
+import h5py
 import minari
 import numpy as np
 import pytest
@@ -100,6 +101,9 @@ def test_export_image_observations_are_lossless(atari, minari_root):
     assert episode.observations.shape == (len(d) + 1, 210, 160, 3)
     assert np.array_equal(episode.observations, d.observations)
     assert np.array_equal(episode.infos["frame"], d.frames)
+    with h5py.File(minari_root / "demostudio" / "breakout-v0" / "data" / "main_data.hdf5") as f:
+        stored = f["episode_0/infos/frame"]
+        assert stored.compression == "gzip" and stored.chunks == (1, 210, 160, 3)
     assert_same(episode.infos["lives"], d.infos["lives"], "lives")
     # ALE gives "seeds" only at the reset: exported with its presence mask.
     assert list(episode.infos["_demostudio"]["info_present"]["seeds"]) == [True] + [False] * len(d)
