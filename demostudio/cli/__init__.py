@@ -51,7 +51,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (CommandError, EpisodeError, UnknownEnvError) as exc:
+    except (CommandError, EpisodeError, UnknownEnvError, FileNotFoundError) as exc:
         print(f"demostudio: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -26,8 +26,8 @@ class LibraryEntry:
 
 
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[LibraryEntry]:
-    """Every episode under ``paths`` (files or folders), with unreadable files flagged, plus
-    any ``.partial`` left by a crash."""
+    """Every episode under ``paths`` (files or folders), with unreadable or inconsistent files
+    flagged, plus any ``.partial`` left by a crash. Reads metadata and shapes, no arrays."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = list(paths)
@@ -35,6 +35,7 @@ def scan(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Library
     for path in find_episodes(paths):
         try:
             with EpisodeFile(path) as ep:
+                ep.check_lengths()  # dataset shapes only: cheap, and catches damaged files
                 entries.append(LibraryEntry(path, ep.summary, None))
         except EpisodeError as exc:
             entries.append(

@@ -142,13 +142,10 @@ class EpisodeFile:
     # ---- metadata --------------------------------------------------------------------------
 
     def _read_attrs(self) -> dict[str, Any]:
-        attrs: dict[str, Any] = {}
-        for key in self._f.attrs:
-            try:
-                attrs[key] = _h5.read_json_attr(self._f, key)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise EpisodeError(self.path, key, f"expected a JSON attribute ({exc})") from None
-        fmt = attrs.get("format")
+        try:
+            fmt = _h5.read_json_attr(self._f, "format")
+        except (KeyError, ValueError, UnicodeDecodeError):
+            fmt = None
         if fmt != FORMAT_NAME:
             raise EpisodeError(
                 self.path,
@@ -156,6 +153,12 @@ class EpisodeFile:
                 f"expected a DemoStudio episode (format {FORMAT_NAME!r}), got "
                 + ("an HDF5 file without that attribute" if fmt is None else repr(fmt)),
             )
+        attrs: dict[str, Any] = {}
+        for key in self._f.attrs:
+            try:
+                attrs[key] = _h5.read_json_attr(self._f, key)
+            except (ValueError, UnicodeDecodeError) as exc:
+                raise EpisodeError(self.path, key, f"expected a JSON attribute ({exc})") from None
         version = attrs.get("schema_version")
         if not isinstance(version, int):
             raise EpisodeError(self.path, "schema_version", f"expected an integer, got {version!r}")

@@ -171,7 +171,7 @@ def flatten_value(space: spaces.Space, value: Any) -> list[Any]:
     if isinstance(space, spaces.Tuple):
         return [x for s, v in zip(space.spaces, value) for x in flatten_value(s, v)]
     if isinstance(space, spaces.Text) or _is_text_like(space):
-        return [str(value)]
+        return [str(value.item() if isinstance(value, np.ndarray) else value)]
     return [np.asarray(value)]
 
 

@@ -42,11 +42,12 @@ class _Column:
         shape: tuple[int, ...],
         dtype: np.dtype,
         start_rows: int = 0,
+        big: bool | None = None,
     ):
         self.name = name
         self.shape = shape
         self.dtype = dtype
-        self.big = _h5.is_big(shape, dtype)
+        self.big = _h5.is_big(shape, dtype) if big is None else big
         self.fill = None if dtype == _h5.TEXT else _h5.fill_value_for(dtype)
         self.rows = 0  # rows appended so far (buffered or written)
         self.written = 0  # rows on disk (small columns)
@@ -246,7 +247,9 @@ class EpisodeWriter:
         path.parent.mkdir(parents=True, exist_ok=True)
         if path.exists():
             raise FileExistsError(f"{path}: an episode with this name already exists")
-        self._file = h5py.File(self.partial_path, "w", libver=("v110", "latest"))
+        # Default (earliest) file format: no superblock consistency flags, so a file left open
+        # by a crash can still be opened for recovery.
+        self._file = h5py.File(self.partial_path, "w")
         base = {
             "format": FORMAT_NAME,
             "schema_version": SCHEMA_VERSION,
@@ -275,7 +278,8 @@ class EpisodeWriter:
         if self._started:
             raise RuntimeError(f"{self.path}: reset() called twice on one episode writer")
         self._started = True
-        self._put(("reset", self._copy_obs(observation), info, _copy(frame), _now(timestamp)))
+        obs = _copy_leaves(self.observation_space, observation)
+        self._put(("reset", obs, info, _copy(frame), _now(timestamp)))
 
     def step(
         self,
@@ -296,8 +300,8 @@ class EpisodeWriter:
         self._last = (bool(terminated), bool(truncated))
         item = (
             "step",
-            [np.array(a) for a in flatten_value(self.action_space, action)],
-            self._copy_obs(observation),
+            _copy_leaves(self.action_space, action),
+            _copy_leaves(self.observation_space, observation),
             float(reward),
             bool(terminated),
             bool(truncated),
@@ -358,12 +362,6 @@ class EpisodeWriter:
     @property
     def queue_depth(self) -> int:
         return self._queue.qsize()
-
-    def _copy_obs(self, observation: Any) -> list[Any]:
-        return [
-            v if isinstance(v, str) else np.array(v)
-            for v in flatten_value(self.observation_space, observation)
-        ]
 
     def _put(self, item: Any, check: bool = True) -> None:
         if check and self._error is not None:
@@ -458,7 +456,9 @@ class EpisodeWriter:
             for col, v in zip(self._obs_cols, obs):
                 col.append(v)
             if frame is not None and self.record_frames:
-                self._frames = _Column(self._file, "frames", frame.shape, np.dtype(np.uint8))
+                self._frames = _Column(
+                    self._file, "frames", frame.shape, np.dtype(np.uint8), big=True
+                )
                 self._frames.append(frame)
             self._infos.append(info or {})
             self._times.append(ts)
@@ -496,6 +496,14 @@ class EpisodeWriter:
             self._steps_done if self._reset_done else -1
         )
         self._file.flush()
+
+
+def _copy_leaves(space: gym_spaces.Space, value: Any) -> list[Any]:
+    """The leaf values of ``value``, copied (envs may reuse their buffers); text as ``str``."""
+    return [
+        str(v) if isinstance(v, (str, np.str_)) else np.array(v)
+        for v in flatten_value(space, value)
+    ]
 
 
 def _copy(frame: np.ndarray | None) -> np.ndarray | None:

@@ -1,0 +1,143 @@
+"""Bad files: each gives an error naming the file and the field, and the rest of the folder
+still lists, validates and loads."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import h5py
+import numpy as np
+import pytest
+
+from demostudio.cli import main
+from demostudio.cli.record_cmd import RecordConfig, record
+from demostudio.episode import (
+    EpisodeError,
+    SchemaVersionError,
+    load_episode,
+    open_episode,
+    scan,
+    validate,
+    verify_episode,
+)
+
+
+@pytest.fixture(scope="module")
+def good_episodes(tmp_path_factory) -> list[Path]:
+    out = tmp_path_factory.mktemp("good")
+    return record(RecordConfig(env="MountainCar-v0", episodes=2, out=out, seed=1), progress=False)
+
+
+def _folder_with(tmp_path: Path, good: list[Path], make_bad) -> tuple[Path, Path]:
+    for p in good:
+        shutil.copy(p, tmp_path / p.name)
+    bad = tmp_path / "zz-bad.h5"
+    make_bad(bad, good[0])
+    return tmp_path, bad
+
+
+def _truncated(bad: Path, good: Path) -> None:
+    data = good.read_bytes()
+    bad.write_bytes(data[: len(data) // 2])
+
+
+def _random_bytes(bad: Path, good: Path) -> None:
+    bad.write_bytes(np.random.default_rng(0).bytes(10_000))
+
+
+def _other_tool(bad: Path, good: Path) -> None:
+    with h5py.File(bad, "w") as f:
+        f.create_dataset("data", data=np.arange(10))
+        f.attrs["creator"] = "some other tool"
+
+
+def _newer_schema(bad: Path, good: Path) -> None:
+    shutil.copy(good, bad)
+    with h5py.File(bad, "r+") as f:
+        f.attrs["schema_version"] = json.dumps(99)
+
+
+def _missing_dataset(bad: Path, good: Path) -> None:
+    shutil.copy(good, bad)
+    with h5py.File(bad, "r+") as f:
+        del f["rewards"]
+
+
+def _disagreeing_lengths(bad: Path, good: Path) -> None:
+    shutil.copy(good, bad)
+    with h5py.File(bad, "r+") as f:
+        f["terminations"].resize(3, axis=0)
+
+
+def _unknown_env(bad: Path, good: Path) -> None:
+    shutil.copy(good, bad)
+    with h5py.File(bad, "r+") as f:
+        f.attrs["env_id"] = json.dumps("NoSuchGame-v9")
+
+
+CASES = {
+    "truncated": (_truncated, None, "expected an HDF5 episode file"),
+    "random bytes": (_random_bytes, None, "expected an HDF5 episode file"),
+    "other tool": (_other_tool, "format", "expected a DemoStudio episode"),
+    "newer schema": (_newer_schema, "schema_version", "schema version 99"),
+    "missing dataset": (_missing_dataset, "rewards", "missing"),
+    "disagreeing lengths": (_disagreeing_lengths, "terminations", "expected length"),
+}
+
+
+@pytest.mark.parametrize("case", list(CASES))
+def test_bad_file_names_file_and_field_and_leaves_the_rest(tmp_path, good_episodes, case, capsys):
+    make_bad, field, words = CASES[case]
+    folder, bad = _folder_with(tmp_path, good_episodes, make_bad)
+    before = {p: p.read_bytes() for p in good_episodes}
+
+    with pytest.raises(EpisodeError) as err:
+        load_episode(bad)
+    assert str(bad) in str(err.value) and words in str(err.value)
+    assert err.value.field == field
+    if field:
+        assert f"[{field}]" in str(err.value)
+
+    problems = validate(bad)
+    assert len(problems) == 1 and str(bad) in problems[0]
+
+    # The rest of the folder is unaffected: it lists and loads.
+    entries = scan(folder)
+    assert len(entries) == 3
+    assert [e.error is not None for e in entries] == [False, False, True]
+    for e in entries[:2]:
+        assert len(load_episode(e.path)) == e.summary.length > 0
+
+    assert main(["validate", str(folder)]) == 1
+    out = capsys.readouterr().out
+    assert out.count("INVALID") == 1 and "2 valid, 1 invalid" in out
+    assert main(["ls", str(folder)]) == 0
+    assert "BAD FILE" in capsys.readouterr().out
+    assert all(p.read_bytes() == data for p, data in before.items())
+
+
+def test_newer_schema_is_its_own_error_type(tmp_path, good_episodes):
+    bad = tmp_path / "new.h5"
+    _newer_schema(bad, good_episodes[0])
+    with pytest.raises(SchemaVersionError, match="upgrade demostudio"):
+        open_episode(bad)
+
+
+def test_unknown_env_id_is_named_on_verify(tmp_path, good_episodes, capsys):
+    bad = tmp_path / "env.h5"
+    _unknown_env(bad, good_episodes[0])
+    assert validate(bad) == []  # the file itself is fine
+    with pytest.raises(EpisodeError) as err:
+        verify_episode(bad)
+    assert err.value.field == "env_id" and "NoSuchGame-v9" in str(err.value)
+    assert main(["verify", str(bad), "-q"]) == 2
+    assert "NoSuchGame-v9" in capsys.readouterr().err
+
+
+def test_missing_path_is_a_clear_error(tmp_path, capsys):
+    with pytest.raises(EpisodeError, match="no such file"):
+        open_episode(tmp_path / "nope.h5")
+    assert main(["ls", str(tmp_path / "nope")]) == 2
+    assert "nope: no such episode file or folder" in capsys.readouterr().err

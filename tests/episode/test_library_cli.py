@@ -1,0 +1,82 @@
+"""The library commands on real recordings: record, ls, info, validate, verify, tag."""
+
+from __future__ import annotations
+
+import json
+
+import h5py
+import pytest
+
+from demostudio.cli import main
+from demostudio.episode import open_episode, read_summary
+
+
+@pytest.fixture
+def recorded(tmp_path):
+    assert (
+        main(
+            [
+                "record",
+                "MiniGrid-DoorKey-8x8-v0",
+                "--episodes",
+                "2",
+                "--seed",
+                "5",
+                "--out",
+                str(tmp_path),
+                "--player",
+                "ada",
+            ]
+        )
+        == 0
+    )
+    folder = tmp_path / "MiniGrid-DoorKey-8x8-v0"
+    return sorted(folder.glob("*.h5"))
+
+
+def test_record_stores_the_contract(recorded):
+    assert len(recorded) == 2
+    s = read_summary(recorded[0])
+    assert s.env_id == "MiniGrid-DoorKey-8x8-v0" and s.seed == 5 and s.player == "ada"
+    assert s.controller == "policy:scripted-doorkey" and s.terminated and s.total_return > 0
+    assert s.action_meanings[:3] == ("left", "right", "forward")
+    assert {"gymnasium", "numpy", "h5py", "minigrid"} <= set(s.attrs["versions"])
+    with open_episode(recorded[0]) as ep:
+        assert ep.frame(0).shape == (256, 256, 3)
+        obs = ep.observation(0)
+        assert set(obs) == {"image", "direction", "mission"} and "key" in obs["mission"]
+        assert len(ep.h5["timestamps"]) == s.length + 1
+
+
+def test_ls_info_validate(recorded, capsys):
+    folder = recorded[0].parent
+    assert main(["ls", str(folder)]) == 0
+    out = capsys.readouterr().out
+    assert "policy:scripted-doorkey" in out and "ada" in out and "2 episode(s)" in out
+    assert main(["info", str(recorded[0])]) == 0
+    out = capsys.readouterr().out
+    assert "frames" in out and "gzip(1)" in out and "observations/mission" in out
+    assert "env_id: MiniGrid-DoorKey-8x8-v0" in out
+    assert main(["validate", str(folder)]) == 0
+
+
+def test_verify_matches_then_reports_the_diverging_step(recorded, capsys):
+    assert main(["verify", str(recorded[0]), "-q"]) == 0
+    assert "matches" in capsys.readouterr().out
+    with h5py.File(recorded[0], "r+") as f:
+        actions = f["actions"]
+        actions[3] = (actions[3] + 1) % 3  # a different turn at step 3
+    assert main(["verify", str(recorded[0]), "-q"]) == 1
+    assert "diverges at step 3" in capsys.readouterr().out
+
+
+def test_tags_and_notes(recorded, capsys):
+    assert main(["tag", str(recorded[0]), "--add", "good", "clean", "--notes", "nice run"]) == 0
+    assert main(["tag", str(recorded[0]), "--remove", "clean"]) == 0
+    s = read_summary(recorded[0])
+    assert s.tags == ("good",) and s.notes == "nice run"
+    with h5py.File(recorded[0], "r") as f:  # stored as JSON text, not pickled
+        assert json.loads(f.attrs["tags"]) == ["good"]
+    capsys.readouterr()
+    assert main(["ls", str(recorded[0].parent)]) == 0
+    assert "good" in capsys.readouterr().out
