@@ -77,11 +77,13 @@ def _draw_frame(v: Viewer) -> None:
         )
         return
     ep, i = v.episode, v.playback.frame
+    picture = area.inflate(-16, -16)
     if ep.has_frames:
         height, width = ep.file.frame_shape[:2]
-        size = fit_size((width, height), (area.width - 16, area.height - 16))
+        size = fit_size((width, height), picture.size)
         surface = v.frames.get(id(ep), i, size, ep.frame)
-        v.screen.blit(surface, surface.get_rect(center=area.center))
+        picture = surface.get_rect(center=area.center)
+        v.screen.blit(surface, picture)
     else:
         obs = format_value(ep.file.observation(i))
         _centered_lines(
@@ -93,7 +95,20 @@ def _draw_frame(v: Viewer) -> None:
             v._overlay_image = render_overlay(describe_frame(ep, i))
             v._overlay_key = key
         if v._overlay_image is not None:
-            v.screen.blit(v._overlay_image, (area.x + 10, area.y + 10))
+            v.screen.blit(v._overlay_image, _overlay_position(area, picture, v._overlay_image))
+
+
+def _overlay_position(
+    area: pygame.Rect, picture: pygame.Rect, overlay: pygame.Surface
+) -> tuple[int, int]:
+    """Beside the picture where there is room (Atari frames leave margins), else over its
+    top-left corner."""
+    width = overlay.get_width() + 20
+    if picture.x - area.x >= width:
+        return picture.x - width + 10, picture.y
+    if area.right - picture.right >= width:
+        return picture.right + 10, picture.y
+    return area.x + 10, area.y + 10
 
 
 def _draw_status(v: Viewer) -> None:

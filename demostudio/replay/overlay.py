@@ -55,19 +55,22 @@ def describe_frame(ep: LoadedEpisode, i: int) -> list[str]:
     """The overlay's lines for frame ``i`` (0 = reset; frame t+1 follows step t)."""
     s = ep.summary
     lines = [
-        f"frame {i} / {s.length}    time {format_time(i / ep.fps)} / "
-        f"{format_time(s.length / ep.fps)}"
+        f"frame {i} / {s.length}",
+        f"time {format_time(i / ep.fps)} / {format_time(s.length / ep.fps)}",
     ]
     if i == 0:
         lines.append("reset (no action yet)")
-        lines.append(f"return 0    seed {s.seed}")
+        lines.append("return 0")
+        lines.append(f"seed {s.seed}")
     else:
         t = i - 1
         keys = ep.keys(t)
-        lines.append(f"step {t}  action {format_action(ep.action(t), s.action_meanings)}")
+        lines.append(f"step {t}")
+        lines.append(f"action {format_action(ep.action(t), s.action_meanings)}")
         if keys:
             lines.append("keys held  " + " + ".join(keys))
-        lines.append(f"reward {ep.rewards[t]:+.4g}    return {ep.returns[i]:.4g}")
+        lines.append(f"reward {ep.rewards[t]:+.4g}")
+        lines.append(f"return {ep.returns[i]:.4g}")
         end = [
             name
             for name, flag in (("TERMINATED", ep.terminations[t]), ("TRUNCATED", ep.truncations[t]))
@@ -76,16 +79,14 @@ def describe_frame(ep: LoadedEpisode, i: int) -> list[str]:
         if end:
             lines.append(" + ".join(end))
     infos = _chosen_infos(ep.info(i))
-    if infos:
-        lines.append("   ".join(f"{k} {format_value(v)}" for k, v in infos[:4]))
-        if len(infos) > 4:
-            lines.append("   ".join(f"{k} {format_value(v)}" for k, v in infos[4:]))
-    lines.append(f"{s.controller}    player {s.player or '-'}")
+    lines += [f"{k} {format_value(v)}" for k, v in infos]
+    lines.append(s.controller)
+    lines.append(f"player {s.player or '-'}")
     if s.tags:
         lines.append("tags " + ", ".join(s.tags))
     if s.notes:
         note = s.notes.replace("\n", " ")
-        lines.append("notes " + (note if len(note) <= 60 else note[:57] + "..."))
+        lines.append("notes " + (note if len(note) <= 40 else note[:37] + "..."))
     return lines
 
 

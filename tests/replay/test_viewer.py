@@ -249,13 +249,13 @@ def test_overlay_describes_the_frame(viewer, episodes):
 
     lines = describe_frame(viewer.episode, 0)
     assert lines[0].startswith("frame 0 / ")
-    assert "reset" in lines[1]
+    assert lines[1].startswith("time 0:00.00 / ") and "reset" in lines[2]
     press(viewer, pygame.K_RIGHT, times=3)
     lines = describe_frame(viewer.episode, 3)
     text = "\n".join(lines)
     action = int(viewer.episode.action(2))
-    assert f"step 2  action {action}" in text
-    assert "reward -1" in text and "return -3" in text
+    assert "step 2\n" in text and f"action {action}" in text
+    assert "reward -1\n" in text and "return -3\n" in text
     assert "policy:" in text and "player tester" in text
     press(viewer, pygame.K_END)
     assert "TERMINATED" in "\n".join(describe_frame(viewer.episode, viewer.playback.frame))
