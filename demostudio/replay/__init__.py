@@ -18,11 +18,15 @@ def run_viewer(paths: list[Path], *, export_dir: Path = Path("exports")) -> None
     from .viewer import Viewer
 
     display_was_up = pygame.display.get_init()
+    repeat = pygame.key.get_repeat() if display_was_up else (0, 0)
     viewer = Viewer([Path(p) for p in paths], export_dir=export_dir)
     try:
         viewer.run()
     finally:
         viewer.close()
+        # Give a caller's window (the launcher) its keyboard settings back.
+        pygame.key.set_repeat(*repeat)
+        pygame.key.start_text_input()
         if not display_was_up:
             # Only the display: ui.theme caches fonts, which pygame.quit() would invalidate.
             pygame.display.quit()

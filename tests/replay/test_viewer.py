@@ -275,3 +275,49 @@ def test_screenshot_shows_the_episode(viewer):
     assert viewer.screen.get_at(area.center)[:3] == (255, 255, 255)
     # The marked range 40..70 is shaded on the timeline.
     assert viewer.playback.selection() == (40, 70)
+
+
+def test_run_viewer_returns_on_window_close(folder, monkeypatch):
+    """The entry point the launcher calls: runs the loop until the window is closed."""
+    from demostudio.replay import run_viewer
+    from demostudio.replay import viewer as viewer_module
+
+    real_pump = viewer_module.Viewer.pump
+    seen = []
+
+    def pump(self):
+        seen.append(self.playback.frame)
+        if len(seen) == 1:
+            pygame.event.post(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_RIGHT, mod=0))
+        elif len(seen) == 3:
+            pygame.event.post(pygame.event.Event(pygame.QUIT))
+        real_pump(self)
+
+    monkeypatch.setattr(viewer_module.Viewer, "pump", pump)
+    run_viewer([folder])
+    assert seen[-1] == 1  # the posted Right arrow was handled by the real loop
+    assert not pygame.display.get_init()  # it closed the display it opened
+
+
+def test_replay_command_opens_the_viewer(folder, monkeypatch):
+    calls = []
+    monkeypatch.setattr("demostudio.replay.run_viewer", lambda paths: calls.append(paths))
+    assert main(["replay", str(folder)]) == 0
+    assert calls == [[folder]]
+
+
+def test_episode_without_frames_shows_observations(viewer_factory, tmp_path):
+    from demostudio.cli.record_cmd import RecordConfig, record
+    from demostudio.episode import EpisodeError
+    from demostudio.export import export_episode
+
+    cfg = RecordConfig(env="CartPole-v1", episodes=1, out=tmp_path, seed=1, frames=False)
+    (path,) = record(cfg, progress=False)
+    v = viewer_factory([path])
+    assert not v.episode.has_frames
+    press(v, pygame.K_RIGHT, times=2)
+    v.draw()
+    press(v, pygame.K_x)
+    assert not v.jobs and "without frames" in v.message[0]
+    with pytest.raises(EpisodeError, match=r"\[frames\]"):
+        export_episode(path, "mp4", tmp_path / "x.mp4")
