@@ -421,6 +421,7 @@ class EpisodeWriter:
 
     def _columns_setup(self) -> None:
         self._obs_cols: list[_Column] | None = None
+        self._obs_linked = False
         self._act_cols: list[_Column] | None = None
         self._frames: _Column | None = None
         self._infos = _Infos(self._file)
@@ -433,18 +434,16 @@ class EpisodeWriter:
         self._steps_done = 0
         self._reset_done = False
 
-    def _leaf_columns(self, group: str, specs: list[Leaf], values: list[Any]) -> list[_Column]:
-        cols = []
-        for leaf, value in zip(specs, values):
-            name = "/".join((group, *leaf.path))
-            if leaf.is_text:
-                dtype = _h5.TEXT
-                shape: tuple[int, ...] = ()
-            else:
-                dtype = np.dtype(leaf.dtype)
-                shape = tuple(np.shape(value)) if leaf.shape == () else leaf.shape
-            cols.append(_Column(self._file, name, shape, dtype))
-        return cols
+    def _leaf_columns(self, group: str, specs: list[Leaf]) -> list[_Column]:
+        return [
+            _Column(
+                self._file,
+                "/".join((group, *leaf.path)),
+                leaf.shape,
+                _h5.TEXT if leaf.is_text else np.dtype(leaf.dtype),
+            )
+            for leaf in specs
+        ]
 
     def _handle(self, item: tuple) -> None:
         kind = item[0]
@@ -452,23 +451,31 @@ class EpisodeWriter:
             _h5.write_attrs(self._file, item[1])
         elif kind == "reset":
             _, obs, info, frame, ts = item
-            self._obs_cols = self._leaf_columns("observations", self._obs_leaves, obs)
-            for col, v in zip(self._obs_cols, obs):
-                col.append(v)
             if frame is not None and self.record_frames:
                 self._frames = _Column(
                     self._file, "frames", frame.shape, np.dtype(np.uint8), big=True
                 )
                 self._frames.append(frame)
+            if self._frames is not None and _is_frame(obs, frame):
+                # Image observations that are the rendered frame (ALE's RGB observations) are
+                # stored once: ``observations`` is a hard link to ``frames``.
+                self._file["observations"] = self._frames.dset
+                self._obs_linked = True
+            else:
+                self._obs_cols = self._leaf_columns("observations", self._obs_leaves)
+                for col, v in zip(self._obs_cols, obs):
+                    col.append(v)
             self._infos.append(info or {})
             self._times.append(ts)
             self._reset_done = True
         else:
             _, act, obs, rew, term, trunc, info, frame, ts, keys = item
             if self._act_cols is None:
-                self._act_cols = self._leaf_columns("actions", self._act_leaves, act)
+                self._act_cols = self._leaf_columns("actions", self._act_leaves)
             for col, v in zip(self._act_cols, act):
                 col.append(v)
+            if self._obs_linked and not _is_frame(obs, frame):
+                self._unlink_observations()
             for col, v in zip(self._obs_cols or [], obs):
                 col.append(v)
             if self._frames is not None:
@@ -480,6 +487,16 @@ class EpisodeWriter:
             self._times.append(ts)
             self._keys.append(keys)
             self._steps_done += 1
+
+    def _unlink_observations(self) -> None:
+        """An observation differed from its frame: give observations their own dataset,
+        starting with copies of the frames so far."""
+        assert self._frames is not None
+        del self._file["observations"]
+        self._obs_linked = False
+        self._obs_cols = self._leaf_columns("observations", self._obs_leaves)
+        for i in range(self._frames.rows):
+            self._obs_cols[0].append(self._frames.dset[i])
 
     def _all_columns(self) -> list[_Column]:
         cols = [self._rewards, self._terms, self._truncs, self._times, self._keys]
@@ -496,6 +513,14 @@ class EpisodeWriter:
             self._steps_done if self._reset_done else -1
         )
         self._file.flush()
+
+
+def _is_frame(obs: list[Any], frame: np.ndarray | None) -> bool:
+    """Whether a single-leaf observation is exactly the rendered frame."""
+    if frame is None or len(obs) != 1 or not isinstance(obs[0], np.ndarray):
+        return False
+    o = obs[0]
+    return o.dtype == np.uint8 and o.shape == frame.shape and np.array_equal(o, frame)
 
 
 def _copy_leaves(space: gym_spaces.Space, value: Any) -> list[Any]:

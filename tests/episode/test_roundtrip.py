@@ -162,7 +162,7 @@ def test_full_queue_blocks_and_counts_instead_of_dropping(tmp_path):
     rng = np.random.default_rng(1)
     w.reset(rng.integers(0, 255, (64, 64, 3), dtype=np.uint8), {})
     n = 300
-    for t in range(n):
+    for _ in range(n):
         w.step(0, rng.integers(0, 255, (64, 64, 3), dtype=np.uint8), 1.0, False, False, {})
     w.close()
     assert w.blocked_puts > 0
@@ -191,3 +191,24 @@ def test_flush_happens_while_recording(tmp_path):
     with open_episode(result.episode) as ep:
         assert ep.summary.recovered and ep.summary.truncated and len(ep) == 10
     assert validate(result.episode) == []
+
+
+def test_observations_that_are_the_frame_are_stored_once(tmp_path):
+    space = spaces.Box(0, 255, (21, 16, 3), dtype=np.uint8)
+    rng = np.random.default_rng(2)
+    frames = [rng.integers(0, 255, (21, 16, 3), dtype=np.uint8) for _ in range(6)]
+    linked, split = tmp_path / "linked.h5", tmp_path / "split.h5"
+    for path, odd_step in ((linked, None), (split, 3)):
+        with EpisodeWriter(path, space, spaces.Discrete(2), ATTRS) as w:
+            w.reset(frames[0], {}, frame=frames[0])
+            for t in range(5):
+                obs = frames[t + 1] if t != odd_step else frames[0]
+                w.step(0, obs, 0.0, False, False, {}, frame=frames[t + 1])
+        data = load_episode(path, frames=True)
+        np.testing.assert_array_equal(data.frames, np.stack(frames))
+        expected = [f if t != (odd_step or -9) + 1 else frames[0] for t, f in enumerate(frames)]
+        np.testing.assert_array_equal(data.observations, np.stack(expected))
+        assert validate(path) == []
+        with open_episode(path) as ep:
+            same = ep.h5["observations"].id == ep.h5["frames"].id
+            assert same == (odd_step is None)
