@@ -91,9 +91,11 @@ def _leaves(value: Any) -> list[Any]:
     return [value]
 
 
-def describe_difference(stored: Any, live: Any) -> str | None:
+def describe_difference(stored: Any, live: Any, image_tolerance: float | None = None) -> str | None:
     """Why a stored observation differs from a re-simulated one, or None if they match
-    (floats within rtol 1e-5 / atol 1e-6, everything else exactly)."""
+    (floats within rtol 1e-5 / atol 1e-6, everything else exactly). With
+    ``image_tolerance``, uint8 images (2+ dims) match when their mean absolute difference is
+    at most that (observations that went through JPEG)."""
     a_leaves, b_leaves = _leaves(stored), _leaves(live)
     if len(a_leaves) != len(b_leaves):
         return f"stored {len(a_leaves)} leaves, re-simulated {len(b_leaves)}"
@@ -105,6 +107,11 @@ def describe_difference(stored: Any, live: Any) -> str | None:
         a, b = np.asarray(a), np.asarray(b)
         if a.shape != b.shape:
             return f"leaf {i}: stored shape {a.shape}, re-simulated shape {b.shape}"
+        if image_tolerance is not None and a.dtype == np.uint8 and a.ndim >= 2:
+            err = float(np.mean(np.abs(a.astype(np.int16) - b.astype(np.int16))))
+            if err > image_tolerance:
+                return f"leaf {i}: mean abs difference {err:.3g} > {image_tolerance:g} (JPEG)"
+            continue
         if a.dtype.kind == "f" or b.dtype.kind == "f":
             if not np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
                 err = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))

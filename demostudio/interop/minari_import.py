@@ -36,6 +36,12 @@ from .codec import flatten, info_row, rows, text
 from .minari_store import EPISODE_ATTR, EXTRA_KEY, METADATA_KEY, require_minari
 from .resimulate import Diverged, Resimulation
 
+_LOSSY_NOTE = (
+    " Its image observations were stored JPEG-encoded (lossy) and are imported as decoded."
+)
+# Mean absolute difference (0..255) up to which a JPEG-decoded image observation matches the
+# re-simulated one.
+JPEG_TOLERANCE = 8.0
 # Root attributes the writer sets itself (or that only describe the old file).
 _WRITER_ATTRS = (
     "format",
@@ -64,6 +70,8 @@ class _Source:
     frames_key: str | None
     algorithm: str
     authors: tuple[str, ...]
+    lossy_images: bool
+    """Minari stored image observations as JPEG: they come back approximately."""
 
 
 def _open(minari: Any, dataset_id_or_path: str) -> tuple[Any, Path]:
@@ -132,6 +140,17 @@ def _frames_key(dataset: Any) -> str | None:
     return None
 
 
+def _has_image(space: Any) -> bool:
+    from gymnasium import spaces
+    from minari.dataset.minari_storage import is_image_space
+
+    if isinstance(space, spaces.Dict):
+        return any(_has_image(s) for s in space.spaces.values())
+    if isinstance(space, spaces.Tuple):
+        return any(_has_image(s) for s in space.spaces)
+    return is_image_space(space)
+
+
 def _source(minari: Any, dataset_id_or_path: str) -> _Source:
     dataset, where = _open(minari, dataset_id_or_path)
     obs_space, act_space = _spaces(where, dataset)
@@ -147,6 +166,7 @@ def _source(minari: Any, dataset_id_or_path: str) -> _Source:
         frames_key=_frames_key(dataset),
         algorithm=str(metadata.get("algorithm_name") or ""),
         authors=tuple(sorted(str(a) for a in authors)),
+        lossy_images=bool(dataset.storage.jpeg_encoding) and _has_image(dataset.observation_space),
     )
 
 
@@ -171,7 +191,8 @@ def _attrs(src: _Source, index: int, meta: dict[str, Any], ours: dict[str, Any])
         "fps": None,
         "recorded_at": datetime.now(timezone.utc).astimezone().isoformat(),
         "tags": [],
-        "notes": f"Imported from Minari dataset {src.dataset_id}, episode {index}.",
+        "notes": f"Imported from Minari dataset {src.dataset_id}, episode {index}."
+        + (_LOSSY_NOTE if src.lossy_images else ""),
         "source": {"minari_dataset": src.dataset_id, "episode": index},
     }
 
@@ -295,7 +316,11 @@ def _import_episode(
         resim = None
         try:
             resim = Resimulation(
-                attrs, seed, attrs.get("reset_options"), index_nested(episode.observations, 0)
+                attrs,
+                seed,
+                attrs.get("reset_options"),
+                index_nested(episode.observations, 0),
+                JPEG_TOLERANCE if src.lossy_images else None,
             )
             item.write(path, src, attrs, resim)
             return path
@@ -330,6 +355,8 @@ def import_minari(
     spaces or env cannot be recreated raises EpisodeError and imports nothing."""
     minari = require_minari()
     src = _source(minari, str(dataset_id_or_path))
+    if src.lossy_images and note is not None:
+        note(f"{src.dataset_id}: {_LOSSY_NOTE.strip()}")
     final = Path(out_dir) / env_folder_name(str(src.env_attrs["env_id"]))
     created = [p for p in (final, *final.parents) if not p.exists()]
     final.mkdir(parents=True, exist_ok=True)

@@ -29,14 +29,22 @@ class Resimulation:
     """The env of ``attrs`` reset with ``seed``; :meth:`step` replays one stored step and
     returns the rendered frame."""
 
-    def __init__(self, attrs: dict[str, Any], seed: int, options: dict | None, first_obs: Any):
+    def __init__(
+        self,
+        attrs: dict[str, Any],
+        seed: int,
+        options: dict | None,
+        first_obs: Any,
+        image_tolerance: float | None = None,
+    ):
+        self.image_tolerance = image_tolerance
         try:
             self.env = remake_env(attrs, render_mode="rgb_array")
         except UnknownEnvError as exc:
             raise Diverged(-1, "env", str(exc)) from None
         try:
             obs, _ = self.env.reset(seed=int(seed), options=options)
-            self._check(-1, "observations", describe_difference(first_obs, obs))
+            self._check(-1, "observations", describe_difference(first_obs, obs, image_tolerance))
             self.first_frame = self._render(-1)
         except BaseException:
             self.env.close()
@@ -66,7 +74,7 @@ class Resimulation:
         ):
             if bool(live) != bool(stored):
                 raise Diverged(t, field, f"stored {bool(stored)}, re-simulated {bool(live)}")
-        self._check(t, "observations", describe_difference(obs, live_obs))
+        self._check(t, "observations", describe_difference(obs, live_obs, self.image_tolerance))
         return self._render(t)
 
     def close(self) -> None:

@@ -218,3 +218,42 @@ def test_import_failure_midway_leaves_nothing_and_clashes_are_refused(demos, min
 def test_unknown_dataset_id(minari_root, tmp_path):
     with pytest.raises(EpisodeError, match="expected a local Minari dataset"):
         import_minari("nobody/nothing-v0", tmp_path)
+
+
+def test_import_jpeg_image_dataset_rerenders_within_tolerance(minari_root, tmp_path):
+    """Minari JPEG-encodes image observations by default: they come back approximately,
+    frames are still re-rendered (checked with a tolerance) and the notes say so."""
+    from demostudio.episode import make_env
+
+    env = make_env("ALE/Breakout-v5", max_episode_steps=10)
+    obs, _ = env.reset(seed=3)
+    observations, actions = [obs], []
+    rewards, terms, truncs = [], [], []
+    for t in range(10):
+        obs, r, term, trunc, _ = env.step(t % 4)
+        observations.append(obs)
+        actions.append(t % 4)
+        rewards.append(r)
+        terms.append(term)
+        truncs.append(trunc)
+    buffer = EpisodeBuffer(
+        seed=3,
+        observations=np.array(observations),
+        actions=np.array(actions),
+        rewards=np.array(rewards),
+        terminations=np.array(terms),
+        truncations=np.array(truncs),
+    )
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        minari.create_dataset_from_buffers("other/breakout-v0", [buffer], env=env)
+    env.close()
+    notes: list[str] = []
+    (path,) = import_minari("other/breakout-v0", tmp_path, note=notes.append)
+    assert len(notes) == 1 and "JPEG" in notes[0]
+    with open_episode(path) as ep:
+        assert ep.has_frames and "JPEG-encoded (lossy)" in ep.summary.notes
+        stored = ep.load().observations.astype(np.int16)
+    exact = np.array(observations, dtype=np.int16)
+    assert stored.shape == exact.shape
+    assert 0 < np.mean(np.abs(stored - exact)) < 8  # JPEG: close, not equal
