@@ -70,7 +70,17 @@ def _export_minari(cfg: ExportConfig) -> int:
     for p in cfg.paths:
         if not p.exists():
             raise CommandError(f"{p}: no such episode file or folder")
-    out = export_minari(list(cfg.paths), cfg.dataset_id, frames=cfg.frames, out=cfg.out)
+    from tqdm import tqdm
+
+    with tqdm(desc="export minari", unit="episode", disable=not cfg.progress) as bar:
+
+        def progress(done: int, total: int) -> None:
+            bar.total = total
+            bar.update(done - bar.n)
+
+        out = export_minari(
+            list(cfg.paths), cfg.dataset_id, frames=cfg.frames, out=cfg.out, progress=progress
+        )
     print(f"wrote Minari dataset {cfg.dataset_id} to {out}")
     return 0
 

@@ -138,3 +138,23 @@ def test_export_command_errors(episodes, tmp_path, capsys):
 def test_replay_command_rejects_missing_paths(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "nothing-here")]) == 2
     assert "nothing-here" in capsys.readouterr().err
+
+
+def test_export_command_minari_calls_the_interop_exporter(episodes, tmp_path, capsys):
+    out = tmp_path / "datasets"
+    code = main(
+        [
+            "export",
+            str(episodes[0].parent),
+            "--format",
+            "minari",
+            "--dataset-id",
+            "test/mountaincar-v0",
+            "--out",
+            str(out),
+            "--no-progress",
+        ]
+    )
+    assert code == 0
+    assert "test/mountaincar-v0" in capsys.readouterr().out
+    assert any(out.rglob("*.hdf5")) or any(out.rglob("*.h5"))
