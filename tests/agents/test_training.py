@@ -160,6 +160,13 @@ def test_cli_train_evaluate_watch_plot(tmp_path, cartpole_demos, capsys):
 
     assert read_summary(files[0]).controller == "policy:r2d3"
 
+    # the play window (SDL dummy driver), recording through the window's wrapper
+    win = tmp_path / "win"
+    assert main(["watch", str(run), "--episodes", "1", "--fps", "1000", "--record", str(win),
+                 "--device", "cpu", "--seed", "1"]) == 0  # fmt: skip
+    shown = sorted((win / "CartPole-v1").glob("*.h5"))
+    assert len(shown) == 1 and read_summary(shown[0]).length > 0
+
     png = tmp_path / "curves.png"
     assert main(["plot", str(run), "--out", str(png)]) == 0
     assert png.stat().st_size > 5000

@@ -1,0 +1,263 @@
+"""Agent benchmarks; each prints one JSON object.
+
+  python benchmarks/bench_agents.py throughput [--device cpu|cuda]
+      env steps/s and learner updates/s at the default config on CartPole-v1, and the
+      learner step time with sequences full of episode ends vs none (ratio; target <= 1.2).
+  python benchmarks/bench_agents.py cartpole [--seeds 0 1 2]
+      R2D2 on CartPole-v1: env steps until an evaluation mean >= 475 (median of seeds).
+  python benchmarks/bench_agents.py mountaincar [--seeds ...] [--budget N]
+      R2D3 with ONE recorded demo vs R2D2 without: env steps until an evaluation >= -120.
+  python benchmarks/bench_agents.py doorkey [--seeds ...] [--budget N]
+      R2D3 with 10 demos vs R2D2 on MiniGrid-DoorKey-8x8-v0: success rate after the budget.
+
+Demos are recorded with the scripted controllers into --work (default /tmp/demostudio-bench).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+
+def record_demos(work: Path, env: str, episodes: int) -> Path:
+    from demostudio.cli.record_cmd import RecordConfig, record
+    from demostudio.episode import env_folder_name
+
+    folder = work / "demos" / f"{env_folder_name(env)}-{episodes}"
+    if not list(folder.glob("**/*.h5")):
+        record(RecordConfig(env=env, episodes=episodes, out=folder, seed=0, frames=False), False)
+    return folder
+
+
+def fake_batch(cfg, spec, num_actions: int, episode_ends: bool, rng: np.random.Generator):
+    """A batch of ``cfg.batch_size`` sequences; with ``episode_ends`` every sequence holds an
+    episode end at a random step (terminal flag, then zero padding)."""
+    from agents.core.mixing import MixedSample
+    from agents.core.sequences import SequenceBatch
+
+    b, length = cfg.batch_size, cfg.sequence_length
+    mask = np.ones((b, length), bool)
+    mask[:, -1] = False
+    terminal = np.zeros((b, length), np.float32)
+    if episode_ends:
+        ends = rng.integers(1, length - 1, b)
+        for i, e in enumerate(ends):
+            mask[i, e:] = False
+            terminal[i, e - 1] = 1.0
+    obs = {
+        k: rng.standard_normal((b, length, *leaf.shape)).astype(np.float32)
+        for k, leaf in spec.items()
+    }
+    batch = SequenceBatch(
+        obs=obs,
+        prev_action=rng.integers(0, num_actions, (b, length)),
+        prev_reward=np.ones((b, length), np.float32),
+        action=rng.integers(0, num_actions, (b, length)),
+        reward=np.ones((b, length), np.float32),
+        terminal=terminal,
+        mask=mask,
+        h0=np.zeros((b, cfg.lstm), np.float32),
+        c0=np.zeros((b, cfg.lstm), np.float32),
+    )
+    return MixedSample(batch, np.ones(b, np.float32), np.zeros(b, np.int64), np.arange(b))
+
+
+def time_learner(
+    cfg, device: torch.device, rounds: int = 20, block: int = 10
+) -> tuple[float, float]:
+    """Seconds per learner update on batches without / with episode ends, measured in
+    alternating blocks so that load from other processes hits both alike."""
+    from agents.core.learner import Learner
+    from agents.core.trainer import build_network
+    from demostudio.episode import make_env
+
+    torch.manual_seed(0)
+    preprocess, net = build_network(cfg, make_env(cfg.env))
+    learner = Learner(net, cfg, device)
+    rng = np.random.default_rng(0)
+    kinds = {
+        ends: [fake_batch(cfg, preprocess.spec, net.num_actions, ends, rng) for _ in range(block)]
+        for ends in (False, True)
+    }
+    for s in kinds[False][:3] + kinds[True][:3]:
+        learner.update(s)
+    total = {False: 0.0, True: 0.0}
+    for _ in range(rounds):
+        for ends, batches in kinds.items():
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            t = time.perf_counter()
+            for sample in batches:
+                learner.update(sample)
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            total[ends] += time.perf_counter() - t
+    n = rounds * block
+    return total[False] / n, total[True] / n
+
+
+def throughput(args) -> dict:
+    from agents.core.trainer import resolve_device
+    from agents.r2d2 import R2D2Config, train_r2d2
+
+    device = resolve_device(args.device)
+    torch.set_num_threads(1)
+    cfg = R2D2Config(device=str(device.type))
+    no_ends, with_ends = time_learner(cfg, device)
+    run = Path(args.work) / f"throughput-{time.time_ns()}"
+    t = time.perf_counter()
+    res = train_r2d2(
+        R2D2Config(
+            device=str(device.type),
+            total_env_steps=args.steps,
+            eval_every=0,
+            progress=False,
+            tensorboard=False,
+            run_dir=run,
+        )
+    )
+    wall = time.perf_counter() - t
+    from agents.core.logger import read_metrics
+
+    rows = [r for r in read_metrics(run) if r["kind"] == "train" and r.get("ups", 0) > 0]
+    late = rows[len(rows) // 2 :] or rows
+    return {
+        "benchmark": "throughput",
+        "env": "CartPole-v1",
+        "device": str(device),
+        "torch_threads": torch.get_num_threads(),
+        "config": {
+            "num_actors": cfg.num_actors,
+            "batch_size": cfg.batch_size,
+            "sequence_length": cfg.sequence_length,
+            "env_steps_per_update": cfg.env_steps_per_update,
+            "lstm": cfg.lstm,
+        },
+        "env_steps": res.env_steps,
+        "updates": res.updates,
+        "wall_s": round(wall, 1),
+        "env_steps_per_s_overall": round(res.env_steps / wall, 1),
+        "env_steps_per_s_while_learning": round(statistics.mean(r["sps"] for r in late), 1),
+        "learner_updates_per_s_while_learning": round(statistics.mean(r["ups"] for r in late), 1),
+        "learner_step_ms_no_episode_ends": round(no_ends * 1e3, 3),
+        "learner_step_ms_episode_ends": round(with_ends * 1e3, 3),
+        "learner_updates_per_s_alone": round(1.0 / no_ends, 1),
+        "episode_end_ratio": round(with_ends / no_ends, 3),
+    }
+
+
+def learning_run(algo: str, seed: int, work: Path, **overrides) -> dict:
+    from agents.r2d2 import R2D2Config, train_r2d2
+    from agents.r2d3 import R2D3Config, train_r2d3
+
+    cls, fn = (R2D3Config, train_r2d3) if algo == "r2d3" else (R2D2Config, train_r2d2)
+    run = work / "runs" / f"{algo}-{overrides['env'].replace('/', '-')}-s{seed}-{time.time_ns()}"
+    t = time.perf_counter()
+    res = fn(cls(seed=seed, run_dir=run, progress=False, tensorboard=False, **overrides))
+    from agents.core.logger import read_metrics
+
+    evals = [r for r in read_metrics(run) if r["kind"] == "eval"]
+    return {
+        "algo": algo,
+        "seed": seed,
+        "solved_at": res.solved_at,
+        "env_steps": res.env_steps,
+        "final_eval_return": evals[-1]["eval_return"] if evals else None,
+        "final_success_rate": evals[-1]["eval_success"] if evals else None,
+        "best_eval_return": max((r["eval_return"] for r in evals), default=None),
+        "wall_s": round(time.perf_counter() - t, 1),
+        "run_dir": str(run),
+    }
+
+
+def summarize(runs: list[dict], budget: int) -> dict:
+    steps = [r["solved_at"] if r["solved_at"] is not None else float("inf") for r in runs]
+    med = statistics.median(steps)
+    return {
+        "median_env_steps_to_target": None if med == float("inf") else med,
+        "solved": sum(s != float("inf") for s in steps),
+        "of": len(runs),
+        "budget": budget,
+        "runs": runs,
+    }
+
+
+CARTPOLE = dict(env="CartPole-v1", stop_return=475.0, eval_every=5000, eval_episodes=5)
+MOUNTAINCAR = dict(env="MountainCar-v0", stop_return=-120.0, eval_every=2500, eval_episodes=5)
+MC_R2D3 = dict(demo_ratio=0.5, demo_ratio_final=0.05, demo_ratio_steps=20_000)
+DOORKEY = dict(env="MiniGrid-DoorKey-8x8-v0", eval_every=10_000, eval_episodes=10)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("which", choices=["throughput", "cartpole", "mountaincar", "doorkey"])
+    p.add_argument("--device", default="cpu", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--steps", type=int, default=20_000, help="throughput: env steps to run")
+    p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
+    p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
+    p.add_argument("--algos", nargs="*", default=None, help="subset of r2d2 r2d3")
+    p.add_argument("--work", default="/tmp/demostudio-bench")
+    args = p.parse_args(argv)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    torch.set_num_threads(1)
+    if args.which == "throughput":
+        out = throughput(args)
+    elif args.which == "cartpole":
+        budget = args.budget or 100_000
+        runs = [
+            learning_run("r2d2", s, work, total_env_steps=budget, device=args.device, **CARTPOLE)
+            for s in args.seeds
+        ]
+        out = {"benchmark": "r2d2-cartpole", "target": 475, **summarize(runs, budget)}
+    elif args.which == "mountaincar":
+        budget = args.budget or 50_000
+        demos = record_demos(work, "MountainCar-v0", 1)
+        out = {"benchmark": "mountaincar", "target": -120, "demos": 1}
+        for algo in args.algos or ["r2d3", "r2d2"]:
+            extra = dict(demos=(demos,), **MC_R2D3) if algo == "r2d3" else {}
+            runs = [
+                learning_run(
+                    algo,
+                    s,
+                    work,
+                    total_env_steps=budget,
+                    device=args.device,
+                    **MOUNTAINCAR,
+                    **extra,
+                )
+                for s in args.seeds
+            ]
+            out[algo] = summarize(runs, budget)
+    else:
+        budget = args.budget or 100_000
+        demos = record_demos(work, "MiniGrid-DoorKey-8x8-v0", 10)
+        out = {"benchmark": "doorkey-8x8", "demos": 10}
+        for algo in args.algos or ["r2d3", "r2d2"]:
+            extra = dict(demos=(demos,), demo_ratio=0.25) if algo == "r2d3" else {}
+            runs = [
+                learning_run(
+                    algo, s, work, total_env_steps=budget, device=args.device, **DOORKEY, **extra
+                )
+                for s in args.seeds
+            ]
+            rates = [r["final_success_rate"] for r in runs]
+            out[algo] = {
+                "median_final_success_rate": statistics.median(rates),
+                "budget": budget,
+                "runs": runs,
+            }
+    json.dump(out, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
