@@ -206,8 +206,9 @@ class PlaySession:
     # ---- the loop ------------------------------------------------------------------------------
 
     def handle_events(self, events: list[pygame.event.Event]) -> None:
+        keyboard = self.keymap is not None and getattr(self.controller, "name", "") == "keyboard"
         for event in events:
-            process_event(self.state, event, self.game_keys, self.opts.turn_based)
+            process_event(self.state, event, self.game_keys, self.opts.turn_based, keyboard)
         if self.state.resize is not None:
             self.window.resize(*self.state.resize)
             self.state.resize = None

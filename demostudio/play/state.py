@@ -117,8 +117,13 @@ def process_event(
     event: pygame.event.Event,
     game_keys: frozenset[str] = frozenset(),
     turn_based: bool = False,
+    pause_on_focus_loss: bool = False,
 ) -> SessionState:
-    """Update ``state`` for one pygame event and return it (nothing else is touched)."""
+    """Update ``state`` for one pygame event and return it (nothing else is touched).
+
+    ``game_keys`` are the key names the key map binds; ``turn_based`` queues each game key
+    press in ``state.turns``; ``pause_on_focus_loss`` pauses when the window loses focus
+    (keyboard play: the player is elsewhere)."""
     if event.type == pygame.QUIT:
         state.requests.append(Request.QUIT)
     elif event.type == pygame.KEYDOWN:
@@ -145,6 +150,8 @@ def process_event(
     elif event.type == pygame.WINDOWFOCUSLOST:
         # Keys released while the window is not focused never send KEYUP.
         state.held.clear()
+        if pause_on_focus_loss:
+            state.paused = True
     elif event.type == pygame.VIDEORESIZE:
         state.resize = (int(event.w), int(event.h))
     return state

@@ -275,3 +275,14 @@ def test_screens_of_the_play_window(tmp_path):
             assert s.hud_info().lives == 5
         s.quit(False)
         s.close()
+
+
+def test_focus_loss_pauses_keyboard_play(tmp_path):
+    s = session(tmp_path)
+    post_key(pygame.K_RIGHT)
+    ticks(s, 2)
+    pygame.event.post(pygame.event.Event(pygame.WINDOWFOCUSLOST))
+    ticks(s, 3)
+    assert s.steps == 2 and s.state.paused and s.state.held == []
+    s.quit(False)
+    s.close()

@@ -102,6 +102,8 @@ def test_escape_asks_then_enter_keeps_escape_discards_other_resumes():
 def test_focus_loss_releases_keys_and_resize_is_recorded():
     s = feed(SessionState(), key_event(pygame.K_LEFT))
     feed(s, pygame.event.Event(pygame.WINDOWFOCUSLOST))
-    assert s.held == []
+    assert s.held == [] and not s.paused
+    process_event(s, pygame.event.Event(pygame.WINDOWFOCUSLOST), GAME, False, True)
+    assert s.paused
     feed(s, pygame.event.Event(pygame.VIDEORESIZE, w=800, h=500, size=(800, 500)))
     assert s.resize == (800, 500)
