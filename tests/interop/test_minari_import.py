@@ -257,3 +257,23 @@ def test_import_jpeg_image_dataset_rerenders_within_tolerance(minari_root, tmp_p
     exact = np.array(observations, dtype=np.int16)
     assert stored.shape == exact.shape
     assert 0 < np.mean(np.abs(stored - exact)) < 8  # JPEG: close, not equal
+
+
+def test_import_divergence_mid_episode_drops_frames_of_that_episode_only(minari_root, tmp_path):
+    _foreign_dataset("other/reward-v0", [21, 22], env="CartPole-v1")
+    data_file = minari_root / "other" / "reward-v0" / "data" / "main_data.hdf5"
+    import h5py
+
+    with h5py.File(data_file, "a") as f:
+        f["episode_1/rewards"][5] = 7.0
+    notes: list[str] = []
+    good, bad = import_minari("other/reward-v0", tmp_path, note=notes.append)
+    assert notes == [
+        "episode 1: frames left out: re-simulation diverged at step 5 in rewards: "
+        "stored 7, re-simulated 1."
+    ]
+    with open_episode(good) as ep:
+        assert ep.has_frames
+    with open_episode(bad) as ep:
+        assert not ep.has_frames and "diverged at step 5 in rewards" in ep.summary.notes
+        assert ep.load().rewards[5] == 7.0  # the data is imported as stored

@@ -116,3 +116,13 @@ def test_dataset_errors(demos, tmp_path):
         TransitionDataset(demos["root"])
     with pytest.raises(ValueError, match="expected length >= 1, got 0"):
         SegmentDataset(demos["MountainCar-v0"], 0)
+
+
+def test_frames_requested_from_frameless_episodes(tmp_path):
+    from demostudio.cli.record_cmd import RecordConfig, record
+
+    record(RecordConfig("CartPole-v1", episodes=1, out=tmp_path, frames=False), progress=False)
+    with pytest.raises(EpisodeError, match="recorded without") as err:
+        SegmentDataset(tmp_path, 8, frames=True)
+    assert err.value.field == "frames"
+    assert len(SegmentDataset(tmp_path, 8)) > 0
