@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pygame
 
-from demostudio.episode import EpisodeError, update_metadata
+from demostudio.episode import EpisodeError, VerifyResult, update_metadata
 from demostudio.export import FrameRange, default_output, export_episode, save_png
 from demostudio.ui import theme
 
@@ -57,7 +57,7 @@ class Viewer:
         self.show_help = False
         self.dialog: TextPrompt | Confirm | None = None
         self.jobs: list[BackgroundJob | VerifyProcess] = []
-        self.verify_results: dict[Path, object] = {}
+        self.verify_results: dict[Path, VerifyResult] = {}
         self.message = ("", theme.TEXT, 0.0)
         self.running = True
         self.dirty = True

@@ -81,3 +81,16 @@ def test_tagging_waits_for_a_running_job(viewer_factory, episodes):
     from demostudio.episode import read_summary
 
     assert "good" in read_summary(episodes[0]).tags
+
+
+def test_verify_failure_is_reported_in_the_window(viewer_factory, episodes):
+    from demostudio.episode import _h5
+
+    with h5py.File(episodes[2], "r+") as f:
+        _h5.write_attrs(f, {"env_id": "NoSuchGame-v0"})
+    v = viewer_factory([episodes[2]])
+    assert v.playback.fps == 30.0  # an unknown env still replays, at the default rate
+    press(v, pygame.K_v)
+    wait_jobs(v)
+    assert "verify failed" in v.message[0] and "NoSuchGame-v0" in v.message[0]
+    assert episodes[2] not in v.verify_results
