@@ -149,7 +149,7 @@ def draw_help(
     notes: Sequence[str] = (),
 ) -> None:
     """The key map and the controls, in a panel sized to ``rect`` (font shrinks to fit)."""
-    _shade(surface, rect, 200)
+    _shade(surface, rect, 120)
     rows: list[tuple[str, str, bool]] = [(title, "", True)]
     rows += [(k, v, False) for k, v in game_rows]
     rows += [(note, "", False) for note in notes]
@@ -165,10 +165,12 @@ def draw_help(
         if len(rows) * line_h + 24 <= rect.h and width <= rect.w:
             break
         size -= 1
-    line_h = theme.font(size).get_linesize() + 2
-    key_w = max(theme.font(size, mono=True).size(k)[0] for k, v, head in rows if v)
-    x0 = rect.left + 16
-    y = rect.top + 12
+    box = pygame.Rect(0, 0, min(width, rect.w - 8), min(len(rows) * line_h + 20, rect.h - 8))
+    box.center = rect.center
+    pygame.draw.rect(surface, theme.PANEL, box, border_radius=8)
+    pygame.draw.rect(surface, theme.PANEL_LIGHT, box, width=1, border_radius=8)
+    x0 = box.left + 16
+    y = box.top + 10
     for key, text, head in rows:
         if head:
             theme.draw_text(surface, key, (x0, y), size + 1, theme.ACCENT, bold=True)

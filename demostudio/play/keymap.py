@@ -209,13 +209,20 @@ class KeyMap:
         rows = []
         for b in sorted(self.bindings, key=lambda b: (len(b.keys), str(b.action))):
             keys = " + ".join(
-                "/".join(x.upper() for x in [k, *alts.get(k, [])]) for k in sorted(b.keys)
+                "/".join(x.upper() for x in [k, *alts.get(k, [])])
+                for k in sorted(b.keys, key=_key_order)
             )
             rows.append((keys, b.label or f"action {b.action}"))
         return rows
 
 
 # ---- loading ---------------------------------------------------------------------------------
+
+
+def _key_order(key: str) -> tuple[int, str]:
+    """Help shows direction keys first (up, down, left, right), then the rest, fire last."""
+    rank = {"up": 0, "w": 0, "down": 1, "s": 1, "left": 2, "a": 2, "right": 3, "d": 3}
+    return (rank.get(key, 5 if key == "space" else 4), key)
 
 
 def _space_kind(space: gym.Space) -> str:
