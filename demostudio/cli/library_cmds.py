@@ -8,6 +8,7 @@ from datetime import datetime
 from pathlib import Path
 
 from demostudio.episode import (
+    compact_episode,
     describe_datasets,
     find_episodes,
     open_episode,
@@ -185,6 +186,21 @@ def cmd_tag(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_compact(args: argparse.Namespace) -> int:
+    total_before = total_after = 0
+    for path in find_episodes(args.paths):
+        r = compact_episode(path, level=args.level)
+        total_before += r.bytes_before
+        total_after += r.bytes_after
+        print(f"{path}: {_size(r.bytes_before)} -> {_size(r.bytes_after)}")
+    if total_before:
+        print(
+            f"\ntotal {_size(total_before)} -> {_size(total_after)} "
+            f"({100 * total_after / total_before:.0f}%)"
+        )
+    return 0
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("ls", help="list the episodes in folders, one row each")
     p.add_argument(
@@ -217,6 +233,13 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("recover", help="recover .partial files left by a crash")
     p.add_argument("path", type=Path, help="a folder (searched recursively) or one .partial")
     p.set_defaults(func=cmd_recover)
+
+    p = subparsers.add_parser(
+        "compact", help="re-compress episodes' frames harder (lossless, in place)"
+    )
+    p.add_argument("paths", nargs="+", type=Path, help="episode files or folders")
+    p.add_argument("--level", type=int, default=9, help="deflate level 1-9 (default: 9)")
+    p.set_defaults(func=cmd_compact)
 
     p = subparsers.add_parser("tag", help="add or remove tags (and set notes) of episodes")
     p.add_argument("files", nargs="+", type=Path)

@@ -1,6 +1,7 @@
 """The data layer: episode files (schema, writer, reader, recovery, validation, verification)
 and the recording wrapper. Imports numpy, h5py and gymnasium only."""
 
+from .compact import CompactResult, compact_episode
 from .envs import UnknownEnvError, ensure_registered, env_metadata, make_env, remake_env
 from .library import LibraryEntry, describe_datasets, scan, validate
 from .reader import (
@@ -31,6 +32,7 @@ from .writer import EpisodeWriter
 __all__ = [
     "FORMAT_NAME",
     "SCHEMA_VERSION",
+    "CompactResult",
     "Divergence",
     "EpisodeData",
     "EpisodeError",
@@ -44,6 +46,7 @@ __all__ = [
     "StepRecord",
     "UnknownEnvError",
     "VerifyResult",
+    "compact_episode",
     "describe_datasets",
     "ensure_registered",
     "env_folder_name",

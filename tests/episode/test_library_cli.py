@@ -80,3 +80,20 @@ def test_tags_and_notes(recorded, capsys):
     capsys.readouterr()
     assert main(["ls", str(recorded[0].parent)]) == 0
     assert "good" in capsys.readouterr().out
+
+
+def test_compact_is_lossless_and_smaller(recorded, capsys):
+    with open_episode(recorded[0]) as ep:
+        frames = [ep.frame(i) for i in range(len(ep) + 1)]
+        before = ep.load()
+    size = recorded[0].stat().st_size
+    assert main(["compact", str(recorded[0])]) == 0
+    assert recorded[0].stat().st_size < size
+    with open_episode(recorded[0]) as ep:
+        assert ep.h5["frames"].compression_opts == 9
+        for i, f in enumerate(frames):
+            assert (ep.frame(i) == f).all()
+        after = ep.load()
+        assert after.summary.attrs == before.summary.attrs
+        assert (after.observations["image"] == before.observations["image"]).all()
+    assert main(["validate", str(recorded[0])]) == 0 and main(["verify", str(recorded[0])]) == 0
