@@ -29,6 +29,7 @@ def draw_viewer(v: Viewer) -> None:
             v.playback.frame,
             (v.playback.mark_in, v.playback.mark_out),
             v.divergence_frame(),
+            v.hover_x,
         )
     else:
         pygame.draw.rect(screen, theme.PANEL, v.layout.timeline)

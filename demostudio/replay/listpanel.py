@@ -32,7 +32,7 @@ def _fit(text: str, font: pygame.font.Font, width: int) -> str:
 
 def row_lines(entry: Entry) -> tuple[str, str]:
     """The two lines of a row: file name, then facts or the error."""
-    name = entry.path.name
+    name = entry.path.name.removesuffix(".h5")
     if entry.summary is None:
         return name, entry.error or "cannot open"
     s = entry.summary

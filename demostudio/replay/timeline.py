@@ -117,6 +117,7 @@ class Timeline:
         frame: int,
         marks: tuple[int | None, int | None],
         divergence: int | None,
+        hover_x: int | None = None,
     ) -> None:
         self.n_frames = ep.n_frames
         key = (self.rect.size, self.rect.topleft, id(ep), divergence)
@@ -142,3 +143,13 @@ class Timeline:
         x = self.x_of(frame)
         pygame.draw.line(surface, theme.TEXT, (x, track.y + 2), (x, track.bottom - 2), 2)
         pygame.draw.circle(surface, theme.TEXT, (x, bar_y + BAR_HEIGHT // 2), 6)
+        if hover_x is not None and self.rect.collidepoint(hover_x, self.rect.centery):
+            hovered = self.frame_at(hover_x)
+            hx = self.x_of(hovered)
+            pygame.draw.line(surface, theme.TEXT_DIM, (hx, bar_y), (hx, bar_y + BAR_HEIGHT), 1)
+            label = theme.font(11, mono=True).render(
+                f"{hovered}", True, theme.TEXT, theme.PANEL_LIGHT
+            )
+            spot = label.get_rect(midbottom=(hx, bar_y - 1))
+            spot.clamp_ip(self.rect)
+            surface.blit(label, spot)

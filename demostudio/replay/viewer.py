@@ -63,6 +63,8 @@ class Viewer:
         self.dirty = True
         self._dragging = False
         self._resume_after_drag = False
+        self.hover_x: int | None = None
+        """Mouse x over the timeline (its frame is labelled), None elsewhere."""
         self._overlay_key: tuple | None = None
         self._overlay_image: pygame.Surface | None = None
         self._relayout()
@@ -247,8 +249,10 @@ class Viewer:
                 self.do(command)
         elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
             self._mouse_down(event.pos)
-        elif event.type == pygame.MOUSEMOTION and self._dragging:
-            self._seek_to_x(event.pos[0])
+        elif event.type == pygame.MOUSEMOTION:
+            self.hover_x = event.pos[0] if self.timeline.hit(event.pos) else None
+            if self._dragging:
+                self._seek_to_x(event.pos[0])
         elif event.type == pygame.MOUSEBUTTONUP and event.button == 1 and self._dragging:
             self._dragging = False
             if self.playback is not None and self._resume_after_drag:

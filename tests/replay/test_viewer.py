@@ -321,3 +321,19 @@ def test_episode_without_frames_shows_observations(viewer_factory, tmp_path):
     assert not v.jobs and "without frames" in v.message[0]
     with pytest.raises(EpisodeError, match=r"\[frames\]"):
         export_episode(path, "mp4", tmp_path / "x.mp4")
+
+
+def test_hovering_the_timeline_labels_the_frame_without_seeking(viewer):
+    viewer.draw()
+    t, y = viewer.timeline, _bar_y(viewer)
+    pygame.event.post(
+        pygame.event.Event(pygame.MOUSEMOTION, pos=(t.x_of(33), y), rel=(1, 0), buttons=(0, 0, 0))
+    )
+    viewer.pump()
+    assert viewer.hover_x == t.x_of(33) and viewer.playback.frame == 0
+    viewer.draw()
+    pygame.event.post(
+        pygame.event.Event(pygame.MOUSEMOTION, pos=(t.x_of(33), 5), rel=(0, -50), buttons=(0, 0, 0))
+    )
+    viewer.pump()
+    assert viewer.hover_x is None
