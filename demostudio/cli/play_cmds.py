@@ -21,7 +21,17 @@ class LaunchConfig:
     """Player name to start with (default: your login name)."""
 
 
+def _no_window(exc: Exception):
+    from demostudio.cli import CommandError
+
+    return CommandError(
+        f"cannot open a window: {exc} (a display is needed; SDL_VIDEODRIVER=dummy runs headless)"
+    )
+
+
 def cmd_play(args: argparse.Namespace) -> int:
+    import pygame
+
     from demostudio.cli import CommandError
     from demostudio.play import KeyMapError, PlayConfig, run_play
 
@@ -34,9 +44,9 @@ def cmd_play(args: argparse.Namespace) -> int:
         if "expected" not in str(exc):
             raise
         raise CommandError(str(exc)) from None
+    except pygame.error as exc:
+        raise _no_window(exc) from None
     finally:
-        import pygame
-
         pygame.display.quit()
     for path in result.saved:
         print(path)
@@ -48,14 +58,16 @@ def cmd_play(args: argparse.Namespace) -> int:
 
 
 def cmd_launch(args: argparse.Namespace) -> int:
+    import pygame
+
     from demostudio.launcher import run_launcher
 
     cfg = dataclass_from_args(LaunchConfig, args)
     try:
         run_launcher(cfg.out, player=cfg.player)
+    except pygame.error as exc:
+        raise _no_window(exc) from None
     finally:
-        import pygame
-
         pygame.display.quit()
     return 0
 

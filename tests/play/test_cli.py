@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 
 import demostudio.launcher
 from demostudio.cli import main
@@ -58,3 +60,19 @@ def test_bare_demostudio_opens_the_launcher(tmp_path, monkeypatch):
     monkeypatch.setattr(demostudio.launcher, "run_launcher", lambda *a, **k: calls.append((a, k)))
     assert main([]) == 0
     assert calls and str(calls[0][0][0]) == "demos"
+
+
+def test_practice_mode_saves_nothing(tmp_path, capsys):
+    args = ["play", "CartPole-v1", "--out", str(tmp_path), "--no-record", "--countdown", "0"]
+    args += ["--fps", "2000", "--episodes", "2", "--max-episode-steps", "3"]
+    assert main(args) == 0
+    assert find_episodes(tmp_path) == []
+    assert "(recording off)" in capsys.readouterr().out
+
+
+def test_cli_parser_does_not_import_pygame():
+    code = (
+        "import sys, demostudio.cli as c; c.build_parser(); "
+        "assert 'pygame' not in sys.modules and 'torch' not in sys.modules"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)
