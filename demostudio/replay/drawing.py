@@ -155,6 +155,7 @@ def _draw_help(screen: pygame.Surface) -> None:
     panel = pygame.Surface(rect.size, pygame.SRCALPHA)
     panel.fill((*theme.PANEL, 235))
     screen.blit(panel, rect)
+    pygame.draw.rect(screen, theme.ACCENT, rect, 2, border_radius=4)
     theme.draw_text(screen, "Keys", (rect.x + 14, rect.y + 10), 15, bold=True)
     col_width = rect.width // 2
     for n, (keys, what) in enumerate(lines):
