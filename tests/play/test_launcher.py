@@ -174,3 +174,25 @@ def test_launcher_screenshot(tmp_path):
     pygame.image.save(launcher.surface, str(path))
     pixels = pygame.surfarray.array3d(pygame.image.load(str(path)))
     assert pixels.reshape(-1, 3).std(axis=0).sum() > 10
+
+
+@pytest.mark.timeout(60)
+def test_the_real_replay_viewer_opens_and_hands_the_window_back(tmp_path):
+    from demostudio.controllers import scripted_controller
+    from demostudio.play import run_controller_window
+
+    # (Not `demostudio record`: MountainCar's own close() calls pygame.quit().)
+    run_controller_window(
+        "MountainCar-v0",
+        scripted_controller("MountainCar-v0"),
+        out_dir=tmp_path / "MountainCar-v0",
+        fps=5000,
+        env_kwargs={"max_episode_steps": 20},
+    )
+    launcher = Launcher(tmp_path)
+    tap(pygame.K_DOWN)  # MountainCar-v0
+    tap(pygame.K_r, mod=pygame.KMOD_CTRL)
+    pygame.time.set_timer(pygame.QUIT, 300, 1)  # closes the viewer once it is up
+    assert pump(launcher)
+    assert launcher.state.status == f"Closed the replay viewer on {tmp_path / 'MountainCar-v0'}"
+    assert launcher.surface.get_size() == (820, 600)
