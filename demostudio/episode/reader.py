@@ -76,6 +76,8 @@ class EpisodeData:
     """[T+1] float64 wall-clock seconds."""
     infos: dict[str, np.ndarray]
     """[T+1, ...] per flattened info key ("a/b" for nested dicts)."""
+    info_present: dict[str, np.ndarray]
+    """[T+1] bool for the info keys that some row lacks (absent rows hold the fill value)."""
     keys: list[list[str]]
     """The key names held at each of the T steps (empty lists when not recorded)."""
     frames: np.ndarray | None
@@ -343,10 +345,9 @@ class EpisodeFile:
         """Every array of the episode (frames only when asked: they are the bulk)."""
         self.check_lengths()
         s = self.summary
-        infos: dict[str, np.ndarray] = {}
-        if "infos" in self._f:
-            for name, ds in _walk(self._f["infos"]):
-                infos[name] = ds[()]
+        infos = {name: ds[()] for name, ds in _walk(self._f["infos"])} if "infos" in self._f else {}
+        present = self._f.get("info_present")
+        info_present = {name: ds[()].astype(bool) for name, ds in _walk(present)} if present else {}
         keys_ds = self._f.get("keys")
         keys = (
             [json.loads(k.decode("utf-8") if isinstance(k, bytes) else k) for k in keys_ds[()]]
@@ -362,6 +363,7 @@ class EpisodeFile:
             truncations=self._f["truncations"][()].astype(bool),
             timestamps=self._f["timestamps"][()],
             infos=infos,
+            info_present=info_present,
             keys=keys,
             frames=self._frames_ds[()] if frames and self.has_frames else None,
         )

@@ -94,21 +94,6 @@ def _requirements(summary: EpisodeSummary) -> list[str]:
     return [f"{name}=={versions[name]}" for name in names if name in versions]
 
 
-def _info_present(ep: EpisodeFile) -> dict[str, np.ndarray]:
-    """Which rows of each info key are real, for the keys some row lacks. EpisodeData has no
-    field for it, so this reads the schema's ``info_present`` group through ``ep.h5``."""
-    group = ep.h5.get("info_present")
-    out: dict[str, np.ndarray] = {}
-
-    def visit(name: str, obj: Any) -> None:
-        if getattr(obj, "shape", None) is not None:  # a dataset, not a group
-            out[name] = np.asarray(obj[()], dtype=bool)
-
-    if group is not None:
-        group.visititems(visit)
-    return out
-
-
 def _buffer(minari: Any, ep: EpisodeFile) -> Any:
     """One episode as a Minari ``EpisodeBuffer`` (plus our extras in ``infos``; frames are
     added afterwards by :func:`_add_frames`)."""
@@ -122,7 +107,7 @@ def _buffer(minari: Any, ep: EpisodeFile) -> Any:
                 f"infos/{reserved}",
                 f"expected no info key {reserved!r}: the Minari export uses it",
             )
-    present = _info_present(ep)
+    present = data.info_present
     extra: dict[str, Any] = {
         "timestamps": np.asarray(data.timestamps, dtype=np.float64),
         "keys": ["[]"] + [json.dumps(k) for k in data.keys],

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from functools import cache
-
 import pygame
 
 from demostudio.assets import FONTS
@@ -20,13 +18,26 @@ BAD = (235, 80, 80)
 RECORDING = (230, 50, 50)
 
 
-@cache
+_FONTS: dict[tuple[int, bool, bool], pygame.font.Font] = {}
+
+
 def font(size: int = 16, mono: bool = False, bold: bool = False) -> pygame.font.Font:
-    """A bundled DejaVu font (pygame.font must be initialised)."""
+    """A bundled DejaVu font, cached; initialises pygame.font when needed. A font cached before
+    ``pygame.quit()`` is dead afterwards, so the cache is rebuilt when that happened."""
+    key = (size, mono, bold)
+    cached = _FONTS.get(key)
+    if cached is not None and pygame.font.get_init():
+        try:
+            cached.get_height()
+            return cached
+        except pygame.error:
+            _FONTS.clear()
     if not pygame.font.get_init():
         pygame.font.init()
+        _FONTS.clear()
     name = "DejaVuSansMono.ttf" if mono else ("DejaVuSans-Bold.ttf" if bold else "DejaVuSans.ttf")
-    return pygame.font.Font(str(FONTS / name), size)
+    _FONTS[key] = pygame.font.Font(str(FONTS / name), size)
+    return _FONTS[key]
 
 
 def draw_text(

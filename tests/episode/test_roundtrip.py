@@ -111,6 +111,9 @@ def test_infos_with_keys_that_differ_between_reset_and_steps(tmp_path):
         assert ep.info(3)["frame_number"] == 12 and ep.info(3)["nested/x"] == 2.0
         data = ep.load()
     assert data.infos["frame_number"].tolist() == [0, 4, 8, 12]
+    assert data.info_present["frame_number"].tolist() == [False, True, True, True]
+    assert data.info_present["seeds"].tolist() == [True, False, False, False]
+    assert "lives" in data.info_present and "label" in data.info_present
     assert np.isnan(data.infos["nested/x"][1])
     assert validate(path) == []
 
