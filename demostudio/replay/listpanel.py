@@ -11,7 +11,7 @@ from demostudio.ui import theme
 
 from .catalog import Catalog, Entry
 
-ROW_HEIGHT = 46
+ROW_HEIGHT = 62
 HEADER_HEIGHT = 28
 
 
@@ -30,15 +30,28 @@ def _fit(text: str, font: pygame.font.Font, width: int) -> str:
     return text + "..."
 
 
-def row_lines(entry: Entry) -> tuple[str, str]:
-    """The two lines of a row: file name, then facts or the error."""
-    name = entry.path.name.removesuffix(".h5")
+def _split_error(text: str, font: pygame.font.Font, width: int) -> list[str]:
+    """An error over two lines (the second cut with "..." if still too long)."""
+    if font.size(text)[0] <= width:
+        return [text]
+    cut = len(text)
+    while cut > 1 and font.size(text[:cut])[0] > width:
+        space = text.rfind(" ", 0, cut - 1)
+        cut = space if space > 0 else cut - 1
+    return [text[:cut], text[cut:].lstrip()]
+
+
+def row_lines(entry: Entry) -> tuple[str, str, str]:
+    """The three lines of a row: env and tags; return, length and player; date and file.
+    An unreadable file shows its name and then its error."""
+    name = entry.path.name
     if entry.summary is None:
-        return name, entry.error or "cannot open"
+        error = entry.error or "cannot open"
+        return name, error, ""
     s = entry.summary
-    tags = f"  [{','.join(s.tags)}]" if s.tags else ""
-    facts = f"ret {s.total_return:.4g}  len {s.length}  {s.player or '-'}  {_when(s.recorded_at)}"
-    return name + tags, facts
+    tags = f"  [{', '.join(s.tags)}]" if s.tags else ""
+    facts = f"return {s.total_return:.4g}  length {s.length}  {s.player or '-'}"
+    return s.env_id + tags, facts, f"{_when(s.recorded_at)}  {name.removesuffix('.h5')}"
 
 
 class EpisodeList:
@@ -95,17 +108,17 @@ class EpisodeList:
             if index == catalog.index:
                 pygame.draw.rect(surface, theme.PANEL_LIGHT, row, border_radius=4)
                 pygame.draw.rect(surface, theme.ACCENT, (row.x, row.y, 3, row.height))
-            first, second = row_lines(entry)
+            first, *rest = row_lines(entry)
+            if not entry.ok:  # the error may need both lines
+                rest = _split_error(rest[0], fact_font, width)
             color = theme.TEXT if entry.ok else theme.BAD
             surface.blit(
                 name_font.render(_fit(first, name_font, width), True, color), (row.x + 8, row.y + 4)
             )
-            surface.blit(
-                fact_font.render(
-                    _fit(second, fact_font, width), True, theme.TEXT_DIM if entry.ok else theme.BAD
-                ),
-                (row.x + 8, row.y + 23),
-            )
+            dim = theme.TEXT_DIM if entry.ok else theme.BAD
+            for n, line in enumerate(rest):
+                image = fact_font.render(_fit(line, fact_font, width), True, dim)
+                surface.blit(image, (row.x + 8, row.y + 23 + n * 16))
         if not catalog.entries:
             theme.draw_text(
                 surface, "no episodes found", (area.x + 10, area.y + 40), 14, theme.TEXT_DIM

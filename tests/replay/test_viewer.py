@@ -139,7 +139,9 @@ def test_episode_switching_by_keys_and_list(viewer, episodes):
     press(viewer, pygame.K_UP)
     assert viewer.episode.path == episodes[0]
     viewer.draw()
-    row = viewer.episode_list.rect.y + 28 + 2 * 46 + 20  # header, then the third row
+    from demostudio.replay.listpanel import HEADER_HEIGHT, ROW_HEIGHT
+
+    row = viewer.episode_list.rect.y + HEADER_HEIGHT + 2 * ROW_HEIGHT + 20  # the third row
     click(viewer, (viewer.episode_list.rect.x + 50, row))
     assert viewer.episode.path == episodes[2]
 
