@@ -59,7 +59,9 @@ class CoreConfig:
     hidden: int = 64
     """Width of the encoder and head layers."""
     lstm: int = 64
-    """LSTM state size."""
+    """LSTM state size (the core layer's width when not recurrent)."""
+    recurrent: bool = True
+    """LSTM core fed the previous action and reward; off: a feed-forward Q network."""
 
     # --- sequences -------------------------------------------------------------------------
     burn_in: int = 10

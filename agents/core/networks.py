@@ -119,14 +119,29 @@ class ObservationEncoder(nn.Module):
 
 
 class RecurrentQNetwork(nn.Module):
-    """Encoder -> LSTM(features, one-hot previous action, previous reward) -> dueling head."""
+    """Encoder -> LSTM(features, one-hot previous action, previous reward) -> dueling head.
 
-    def __init__(self, spec: ObsSpec, num_actions: int, hidden: int = 64, lstm: int = 64):
+    With ``recurrent=False`` the LSTM is replaced by a Linear+ReLU layer on the features
+    only: every step is valued on its own observation (a feed-forward Q network with the
+    same interface; the state is passed through untouched)."""
+
+    def __init__(
+        self,
+        spec: ObsSpec,
+        num_actions: int,
+        hidden: int = 64,
+        lstm: int = 64,
+        recurrent: bool = True,
+    ):
         super().__init__()
         self.num_actions = num_actions
         self.lstm_size = lstm
+        self.recurrent = recurrent
         self.encoder = ObservationEncoder(spec, hidden)
-        self.core = nn.LSTM(self.encoder.out_dim + num_actions + 1, lstm)
+        if recurrent:
+            self.core = nn.LSTM(self.encoder.out_dim + num_actions + 1, lstm)
+        else:  # feed-forward: Q(s) from the observation alone (DQN-style MLP core)
+            self.core = nn.Sequential(nn.Linear(self.encoder.out_dim, lstm), nn.ReLU())
         self.value = nn.Sequential(nn.Linear(lstm, hidden), nn.ReLU(), nn.Linear(hidden, 1))
         self.advantage = nn.Sequential(
             nn.Linear(lstm, hidden), nn.ReLU(), nn.Linear(hidden, num_actions)
@@ -148,13 +163,17 @@ class RecurrentQNetwork(nn.Module):
         t, b = prev_action.shape
         flat = {k: v.reshape(t * b, *v.shape[2:]) for k, v in obs.items()}
         features = self.encoder(flat).reshape(t, b, -1)
+        if not self.recurrent:  # previous action/reward unused; the state passes through
+            return NetworkOutput(self._head(self.core(features)), state)
         # -1 (no previous action, start of episode) maps to an all-zero one-hot.
         a = nn.functional.one_hot(prev_action.long() + 1, self.num_actions + 1)[..., 1:]
         x = torch.cat([features, a.float(), prev_reward.float().unsqueeze(-1)], dim=-1)
         out, (h, c) = self.core(x, (state.h.unsqueeze(0), state.c.unsqueeze(0)))
+        return NetworkOutput(self._head(out), LSTMState(h[0], c[0]))
+
+    def _head(self, out: torch.Tensor) -> torch.Tensor:
         adv = self.advantage(out)
-        q = self.value(out) + adv - adv.mean(dim=-1, keepdim=True)
-        return NetworkOutput(q, LSTMState(h[0], c[0]))
+        return self.value(out) + adv - adv.mean(dim=-1, keepdim=True)
 
 
 __all__ = ["LSTMState", "NetworkOutput", "ObservationEncoder", "RecurrentQNetwork"]

@@ -34,7 +34,11 @@ def restore_agent(
     try:
         spec = spec_from_json(payload["obs_spec"])
         net = RecurrentQNetwork(
-            spec, int(payload["num_actions"]), int(cfg["hidden"]), int(cfg["lstm"])
+            spec,
+            int(payload["num_actions"]),
+            int(cfg["hidden"]),
+            int(cfg["lstm"]),
+            bool(cfg.get("recurrent", True)),
         )
         net.load_state_dict(payload["network"])
     except (KeyError, RuntimeError, TypeError) as exc:

@@ -82,7 +82,9 @@ def build_network(cfg: CoreConfig, env: gym.Env) -> tuple[Preprocessor, Recurren
             f"--env {cfg.env}: expected a Discrete action space, got {env.action_space}"
         )
     preprocess = make_preprocessor(env.observation_space)
-    net = RecurrentQNetwork(preprocess.spec, int(env.action_space.n), cfg.hidden, cfg.lstm)
+    net = RecurrentQNetwork(
+        preprocess.spec, int(env.action_space.n), cfg.hidden, cfg.lstm, cfg.recurrent
+    )
     return preprocess, net
 
 
