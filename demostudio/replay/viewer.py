@@ -91,9 +91,11 @@ class Viewer:
         self._overlay_key = None
         self.dirty = True
         entry = self.catalog.current
-        if entry is None or not entry.ok:
+        if entry is None:
             return
         self.episode_list.keep_visible(self.catalog.index)
+        if not entry.ok:
+            return
         try:
             self.episode = LoadedEpisode(entry.path)
         except (EpisodeError, OSError, ValueError, KeyError) as exc:

@@ -339,3 +339,29 @@ def test_hovering_the_timeline_labels_the_frame_without_seeking(viewer):
     )
     viewer.pump()
     assert viewer.hover_x is None
+
+
+def test_empty_folder(viewer_factory, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    v = viewer_factory([empty])
+    assert len(v.catalog) == 0 and v.episode is None
+    for key in (pygame.K_SPACE, pygame.K_RIGHT, pygame.K_DOWN, pygame.K_v, pygame.K_DELETE):
+        press(v, key)
+    assert v.dialog is None
+    v.draw()
+
+
+def test_list_scrolls_to_the_selected_row(viewer_factory, folder, episodes):
+    import shutil
+
+    for n in range(12):
+        shutil.copy2(episodes[0], folder / f"copy-{n:02d}.h5")
+    v = viewer_factory([folder], size=(1000, 400))
+    rows = v.episode_list.visible_rows
+    assert rows < len(v.catalog)
+    press(v, pygame.K_END)
+    press(v, pygame.K_DOWN, times=len(v.catalog))
+    assert v.catalog.index == len(v.catalog) - 1
+    assert v.episode_list.scroll == len(v.catalog) - rows
+    v.draw()
