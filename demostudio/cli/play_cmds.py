@@ -5,7 +5,7 @@ commands."""
 from __future__ import annotations
 
 import argparse
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
@@ -57,6 +57,55 @@ def cmd_play(args: argparse.Namespace) -> int:
     return 0
 
 
+@dataclass
+class KeymapConfig:
+    """Show the key map a game is played with, or write it out as a --keymap template."""
+
+    env: str = field(metadata={"positional": True})
+    """Gymnasium env id."""
+    keymap: Path | None = None
+    """Check this key map file against the env instead of the default one."""
+    env_kwargs: str = ""
+    """Extra gymnasium.make keyword arguments as JSON, e.g. '{"continuous": true}'."""
+    write: Path | None = None
+    """Write the key map as JSON to this file (edit it, then play with --keymap FILE)."""
+
+
+def cmd_keymap(args: argparse.Namespace) -> int:
+    import json
+
+    from demostudio.cli import CommandError
+    from demostudio.episode import make_env
+    from demostudio.play.config import PlayConfig
+    from demostudio.play.envclose import close_env
+    from demostudio.play.keymap import KeyMapError, resolve_keymap
+
+    cfg = dataclass_from_args(KeymapConfig, args)
+    try:
+        kwargs = PlayConfig(env=cfg.env, env_kwargs=cfg.env_kwargs).make_kwargs()
+    except ValueError as exc:
+        raise CommandError(str(exc)) from None
+    env = make_env(cfg.env, kwargs)
+    try:
+        km = resolve_keymap(env, cfg.env, cfg.keymap)
+    except KeyMapError as exc:
+        raise CommandError(str(exc)) from None
+    finally:
+        close_env(env)
+    if cfg.write is not None:
+        cfg.write.parent.mkdir(parents=True, exist_ok=True)
+        cfg.write.write_text(json.dumps(km.to_document(), indent=2) + "\n", encoding="utf-8")
+        print(f"wrote {cfg.write}")
+        return 0
+    print(f"{cfg.env}: key map from {km.source}")
+    rows = km.help_rows()
+    width = max(len(k) for k, _ in rows)
+    for keys, label in rows:
+        print(f"  {keys.ljust(width)}  {label}")
+    print(f"  {'(no key)'.ljust(width)}  action {km.noop}")
+    return 0
+
+
 def cmd_launch(args: argparse.Namespace) -> int:
     import pygame
 
@@ -86,6 +135,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     )
     add_dataclass_arguments(p, PlayConfig)
     p.set_defaults(func=cmd_play)
+    p = subparsers.add_parser(
+        "keymap", help="show a game's key map or write it out as a --keymap template"
+    )
+    add_dataclass_arguments(p, KeymapConfig)
+    p.set_defaults(func=cmd_keymap)
     p = subparsers.add_parser(
         "launch", help="open the launcher window (what a bare `demostudio` does)"
     )

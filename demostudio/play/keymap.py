@@ -65,14 +65,11 @@ class KeyMapError(ValueError):
         super().__init__(f"{source}: {entry}: {message}")
 
 
-def _init_keys() -> None:
-    if not pygame.get_init():
-        pygame.init()
-
-
 def key_name(key: int | str, source: str = "key map", entry: str = "key") -> str:
-    """The canonical pygame key name of a key code or a (case-insensitive) key name."""
-    _init_keys()
+    """The canonical pygame key name of a key code or a (case-insensitive) key name.
+
+    Works without pygame.init() (SDL key names do not depend on the display), so the CLI can
+    check key maps headless; pygame's warning about that is silenced."""
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
@@ -200,6 +197,18 @@ class KeyMap:
             for combo in itertools.product(*choices):
                 out.setdefault("+".join(combo), b.action)
         return out
+
+    def to_document(self) -> dict[str, Any]:
+        """This key map in the key map file format (a template for ``--keymap`` files)."""
+        return {
+            "name": self.name,
+            "noop": self.noop,
+            "bindings": [
+                {"keys": sorted(b.keys, key=_key_order), "action": b.action, "label": b.label}
+                for b in self.bindings
+            ],
+            "aliases": dict(self.aliases),
+        }
 
     def help_rows(self) -> list[tuple[str, str]]:
         """(keys, what they do) for the help overlay, one row per binding."""
