@@ -29,6 +29,8 @@ from demostudio.play.timing import RateClock, RateMeter
 from demostudio.play.window import PlayWindow
 
 TURN_BASED_REDRAW_FPS = 30.0
+# Turn-based keyboard play: holding a key repeats it (pygame key repeat), delay and interval.
+KEY_REPEAT_MS = (350, 120)
 MESSAGE_SECONDS = 2.5
 
 
@@ -245,11 +247,16 @@ class PlaySession:
 
     def run(self) -> PlayResult:
         """Play until the player quits or ``options.episodes`` episodes are finished."""
+        repeat = self.opts.turn_based and self.keymap is not None
+        if repeat:
+            pygame.key.set_repeat(*KEY_REPEAT_MS)
         try:
             self.new_episode()
             while self.tick():
                 pass
         finally:
+            if repeat and pygame.display.get_init():
+                pygame.key.set_repeat()
             self.close()
         return self.result()
 
@@ -312,7 +319,7 @@ class PlaySession:
         if self.keymap is None:
             return [f"controller: {getattr(self.controller, 'name', '?')}"]
         if self.opts.turn_based:
-            first = "turn-based: the game steps once per key press"
+            first = "turn-based: one step per key press (hold a key to repeat it)"
         else:
             noop = self.keymap.noop
             label = next((b.label for b in self.keymap.bindings if b.action == noop), "")
