@@ -126,13 +126,17 @@ class Viewer:
         self.episode = None
         try:
             update_metadata(entry.path, tags=tags, notes=notes)
+            error = None
         except (EpisodeError, OSError) as exc:
-            self.say(f"could not save: {exc}", theme.BAD)
+            error = f"could not save to {entry.path.name}: {exc}"
         self.catalog.reload(self.catalog.index)
         self.open_current(keep=keep)
-        if tags is not None:
-            self.say("tags: " + (", ".join(self.catalog.current.summary.tags) or "(none)"))
-        elif notes is not None:
+        summary = self.catalog.current.summary
+        if error is not None or summary is None:
+            self.say(error or f"{entry.path.name} cannot be read back", theme.BAD)
+        elif tags is not None:
+            self.say("tags: " + (", ".join(summary.tags) or "(none)"))
+        else:
             self.say("notes saved")
 
     def toggle_tag(self, tag: str, exclusive: str | None = None) -> None:

@@ -365,3 +365,16 @@ def test_list_scrolls_to_the_selected_row(viewer_factory, folder, episodes):
     assert v.catalog.index == len(v.catalog) - 1
     assert v.episode_list.scroll == len(v.catalog) - rows
     v.draw()
+
+
+def test_a_failed_tag_write_is_reported_and_the_episode_stays_open(viewer, monkeypatch):
+    from demostudio.replay import viewer as viewer_module
+
+    def refuse(path, **_):
+        raise OSError(13, "Permission denied")
+
+    monkeypatch.setattr(viewer_module, "update_metadata", refuse)
+    press(viewer, pygame.K_RIGHT, times=4)
+    press(viewer, pygame.K_g)
+    assert "could not save" in viewer.message[0] and "Permission denied" in viewer.message[0]
+    assert viewer.episode is not None and viewer.playback.frame == 4
