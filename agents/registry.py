@@ -23,6 +23,14 @@ _ENTRIES: dict[str, tuple[str, str, str, str]] = {
         "train_r2d3",
         "R2D2 plus a demo replay mixed into batches",
     ),
+    "dqfd": (
+        "agents.dqfd",
+        "DQfDConfig",
+        "train_dqfd",
+        "pre-training on demos, large-margin loss, demos kept in prioritized replay",
+    ),
+    "bc": ("agents.bc", "BCConfig", "train_bc", "behaviour cloning (cross-entropy, demo actions)"),
+    "sqil": ("agents.sqil", "SQILConfig", "train_sqil", "Q-learning with demo reward 1, agent 0"),
 }
 
 

@@ -1,0 +1,129 @@
+"""DQfD's loss: 1-step double Q + lambda1 n-step double Q + lambda2 large-margin
+classification on demo transitions + lambda3 L2, and the demo/agent priority bonuses.
+
+Tensors are time-major ``[T, B]`` (``[T, B, A]`` for action values), as in the core.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+import torch
+
+from agents.core.losses import LossOutput, n_step_targets
+from agents.core.replay import PrioritizedSequenceReplay
+
+if TYPE_CHECKING:
+    from agents.core.learner import Learner, TorchBatch
+    from agents.dqfd.config import DQfDConfig
+
+
+def large_margin_loss(q: torch.Tensor, action: torch.Tensor, margin: float) -> torch.Tensor:
+    """``max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E)`` per step, ``l = margin`` for ``a != a_E``.
+
+    ``q``: ``[T, B, A]``; ``action``: ``[T, B]`` the demonstrator's actions; -> ``[T, B]``
+    (zero exactly when the demo action's value beats every other by at least the margin).
+    """
+    penalty = torch.full_like(q, margin)
+    penalty.scatter_(-1, action.unsqueeze(-1), 0.0)
+    q_expert = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+    return (q + penalty).max(dim=-1).values - q_expert
+
+
+def l2_penalty(module: torch.nn.Module) -> torch.Tensor:
+    """Sum of squares of every trainable parameter (weights and biases)."""
+    return sum((p**2).sum() for p in module.parameters() if p.requires_grad)
+
+
+def global_weights(
+    weight: torch.Tensor, source: torch.Tensor, buffers: Sequence[PrioritizedSequenceReplay]
+) -> torch.Tensor:
+    """Importance weights as if all ``buffers`` were ONE prioritized replay.
+
+    Each buffer weights its items by ``(N_b P_b(i))^-beta`` with its own size and total;
+    sampling buffer ``b`` with probability ``T_b / T`` (its share of the summed priorities)
+    makes ``P(i) = p_i / T`` overall, whose weight differs from the buffer's by the constant
+    ``(N T_b / (N_b T))^-beta``. ``weight``/``source``: ``[B]``; -> ``[B]`` normalised by
+    the batch maximum.
+    """
+    sizes = torch.tensor([max(len(b), 1) for b in buffers], dtype=torch.float64)
+    totals = torch.tensor([b.tree.total for b in buffers], dtype=torch.float64)
+    betas = torch.tensor([b.beta for b in buffers], dtype=torch.float64)
+    ratio = (sizes.sum() * totals / (sizes * totals.sum().clamp(min=1e-12))).clamp(min=1e-12)
+    factor = (ratio ** (-betas)).to(weight.device, weight.dtype)
+    w = weight * factor[source.long()]
+    return w / w.max()
+
+
+class DQfDLoss:
+    """The DQfD loss as a core ``LossFn`` (``loss(learner, batch)``).
+
+    ``demo_sources`` are the batch sources holding demonstrations (the margin loss and the
+    demo priority bonus apply to them); ``buffers`` (all sources in mixing order, or None)
+    turn the per-buffer importance weights into those of one shared prioritized replay.
+    """
+
+    def __init__(
+        self,
+        cfg: DQfDConfig,
+        demo_sources: Sequence[int] = (1,),
+        buffers: Sequence[PrioritizedSequenceReplay] | None = None,
+    ):
+        self.cfg = cfg
+        self.demo_sources = tuple(demo_sources)
+        self.buffers = buffers
+
+    def is_demo(self, source: torch.Tensor) -> torch.Tensor:
+        """``[B]`` bool: which batch elements are demonstrations."""
+        out = torch.zeros_like(source, dtype=torch.bool)
+        for s in self.demo_sources:
+            out |= source == s
+        return out
+
+    def __call__(self, learner: Learner, batch: TorchBatch) -> LossOutput:
+        cfg = self.cfg
+        q_online, q_target = learner.unroll(batch)
+        greedy = q_online.argmax(dim=-1, keepdim=True)
+        bootstrap = q_target.gather(-1, greedy).squeeze(-1)
+        eps = cfg.rescale_eps if cfg.value_rescaling else None
+        q_taken = q_online.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
+        learn_mask = batch.mask.clone()
+        learn_mask[: cfg.burn_in] = False
+        m = learn_mask.float()
+
+        def td(n: int) -> torch.Tensor:
+            target = n_step_targets(
+                batch.reward, batch.terminal, batch.mask, bootstrap, cfg.discount, n, eps
+            )
+            return (target.detach() - q_taken) * m
+
+        td_1, td_n = td(1), td(cfg.n_step)
+        demo = self.is_demo(batch.source)
+        margin = large_margin_loss(q_online, batch.action, cfg.margin) * m * demo.float()
+        per_step = 0.5 * td_1**2 + cfg.lambda_n_step * 0.5 * td_n**2 + cfg.lambda_margin * margin
+        per_seq = per_step.sum(0) / learn_mask.sum(0).clamp(min=1)
+        weight = batch.weight
+        if self.buffers is not None:
+            weight = global_weights(weight, batch.source, self.buffers)
+        l2 = l2_penalty(learner.network)
+        loss = (per_seq * weight).mean() + cfg.lambda_l2 * l2
+        bonus = torch.where(demo, cfg.demo_priority_bonus, cfg.agent_priority_bonus)
+        td_abs = (td_1.detach().abs() + bonus.to(td_1.dtype)) * m
+        n_demo = (m * demo.float()).sum().clamp(min=1)
+        return LossOutput(
+            loss=loss,
+            td_abs=td_abs,
+            learn_mask=learn_mask,
+            metrics={
+                "loss": float(loss.detach()),
+                "loss_1step": float((0.5 * td_1**2).sum().detach() / m.sum().clamp(min=1)),
+                "loss_nstep": float((0.5 * td_n**2).sum().detach() / m.sum().clamp(min=1)),
+                "loss_margin": float(margin.sum().detach() / n_demo),
+                "loss_l2": float(l2.detach()),
+                "q_mean": float(q_taken[learn_mask].mean().detach()),
+            },
+        )
+
+
+__all__ = ["DQfDLoss", "global_weights", "l2_penalty", "large_margin_loss"]
