@@ -114,7 +114,10 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             kwargs.pop("dest")
             kwargs.pop("required", None)
             kwargs.pop("metavar", None)
-            if f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING:
+            has_default = (
+                f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+            )
+            if has_default and "nargs" not in kwargs:  # list fields keep nargs="*"
                 kwargs["nargs"] = "?"
             parser.add_argument(f.name, **kwargs)
         else:

@@ -28,7 +28,8 @@ class ExportConfig:
     format: Literal["mp4", "gif", "png", "minari"] = "mp4"
     """Output format."""
     out: Path | None = None
-    """Output file (a folder for png; the dataset folder for minari); default exports/<name>."""
+    """Output file (a folder for png; for minari the datasets root, default
+    $MINARI_DATASETS_PATH); default exports/<name>."""
     start: int | None = None
     """First frame to export (0 = the reset frame; negative counts from the end)."""
     end: int | None = None

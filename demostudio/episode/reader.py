@@ -9,7 +9,7 @@ import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import h5py
 import numpy as np
@@ -85,6 +85,17 @@ class EpisodeData:
 
     def __len__(self) -> int:
         return int(self.rewards.shape[0])
+
+
+class StepScalars(NamedTuple):
+    """The per-step scalars of a whole episode, without its observations."""
+
+    rewards: np.ndarray
+    """[T] float64."""
+    terminations: np.ndarray
+    """[T] bool."""
+    truncations: np.ndarray
+    """[T] bool."""
 
 
 @dataclass(frozen=True)
@@ -341,10 +352,19 @@ class EpisodeFile:
                     self.path, name, f"expected length {n + offset} (T = {n}), got {got}"
                 )
 
+    def scalars(self) -> StepScalars:
+        """Rewards, terminations and truncations of every step (no observations read)."""
+        self.check_lengths()
+        return StepScalars(
+            rewards=self._f["rewards"][()].astype(np.float64),
+            terminations=self._f["terminations"][()].astype(bool),
+            truncations=self._f["truncations"][()].astype(bool),
+        )
+
     def load(self, frames: bool = False) -> EpisodeData:
         """Every array of the episode (frames only when asked: they are the bulk)."""
-        self.check_lengths()
         s = self.summary
+        scalars = self.scalars()
         infos = {name: ds[()] for name, ds in _walk(self._f["infos"])} if "infos" in self._f else {}
         present = self._f.get("info_present")
         info_present = {name: ds[()].astype(bool) for name, ds in _walk(present)} if present else {}
@@ -358,9 +378,9 @@ class EpisodeFile:
             summary=s,
             observations=self._leaf_read("observations", s.observation_space, slice(None)),
             actions=self._leaf_read("actions", s.action_space, slice(None)),
-            rewards=self._f["rewards"][()].astype(np.float64),
-            terminations=self._f["terminations"][()].astype(bool),
-            truncations=self._f["truncations"][()].astype(bool),
+            rewards=scalars.rewards,
+            terminations=scalars.terminations,
+            truncations=scalars.truncations,
             timestamps=self._f["timestamps"][()],
             infos=infos,
             info_present=info_present,

@@ -54,7 +54,9 @@ Datasets (Minari's conventions: T steps, T+1 observations):
 
 Index 0 of ``observations``, ``frames``, ``timestamps`` and ``infos`` belongs to the reset;
 index ``t + 1`` to step ``t``. A missing numeric info value holds the dataset's fill value
-(NaN for floats, 0 otherwise) and ``info_present/<key>`` says which rows are real.
+(NaN for floats, 0 otherwise) and ``info_present/<key>`` says which rows are real. A key's
+type is fixed by its first value: a later value that the column cannot hold without change
+(2.5 in an integer column, another shape) is marked absent too.
 
 While writing, datasets grow in blocks; the root attribute ``flushed_steps`` (JSON int) says
 how many steps were complete at the last flush, which is what recovery trusts.

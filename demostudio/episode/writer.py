@@ -135,6 +135,14 @@ def _numeric_leaf(value: Any) -> np.ndarray | None:
     return arr
 
 
+def _fits(arr: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether ``arr`` converts to ``dtype`` with no value changed (2 -> 2.0 yes, 2.5 -> 2 no)."""
+    if np.can_cast(arr.dtype, dtype, "safe"):
+        return True
+    with np.errstate(all="ignore"):
+        return bool(np.array_equal(arr.astype(dtype), arr))
+
+
 def _flatten_info(info: dict, prefix: str = "") -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in info.items():
@@ -171,10 +179,10 @@ class _Infos:
             if col.dtype == _h5.TEXT:
                 col.append(value if isinstance(value, str) else _h5.to_json(value))
                 ok = True
-            elif arr is not None and arr.shape == col.shape:
+            elif arr is not None and arr.shape == col.shape and _fits(arr, col.dtype):
                 col.append(arr.astype(col.dtype))
                 ok = True
-            else:  # type changed mid-episode: keep the row as missing
+            else:  # shape or type changed mid-episode, not storable as is: marked absent
                 col.append(None)
                 ok = False
             if not ok:

@@ -17,12 +17,11 @@ class LoadedEpisode:
         self.path = Path(path)
         self.file = open_episode(self.path)
         try:
-            self.file.check_lengths()
-            h5 = self.file.h5
-            self.rewards = np.asarray(h5["rewards"][()], dtype=np.float64)
+            scalars = self.file.scalars()
+            self.rewards = scalars.rewards
             """[T] reward of step t."""
-            self.terminations = np.asarray(h5["terminations"][()], dtype=bool)
-            self.truncations = np.asarray(h5["truncations"][()], dtype=bool)
+            self.terminations = scalars.terminations
+            self.truncations = scalars.truncations
             self.returns = np.concatenate(([0.0], np.cumsum(self.rewards)))
             """[T+1] return so far at frame i (the sum of rewards of steps < i)."""
         except BaseException:
