@@ -6,7 +6,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar, get_type_hints
+from typing import Any, Literal
 
 
 @dataclass
@@ -159,9 +159,6 @@ class CoreConfig:
             ) from None
 
 
-C = TypeVar("C", bound=CoreConfig)
-
-
 def config_to_dict(cfg: CoreConfig) -> dict[str, Any]:
     """JSON-able dict (Paths as strings, tuples as lists)."""
     out: dict[str, Any] = {}
@@ -175,24 +172,4 @@ def config_to_dict(cfg: CoreConfig) -> dict[str, Any]:
     return out
 
 
-def config_from_dict(cls: type[C], data: dict[str, Any]) -> C:
-    """Inverse of :func:`config_to_dict`; unknown keys are an error naming them."""
-    hints = get_type_hints(cls)
-    names = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(data) - names)
-    if unknown:
-        raise ValueError(f"expected {cls.__name__} fields, got unknown keys {unknown}")
-    values: dict[str, Any] = {}
-    for name, v in data.items():
-        tp = str(hints[name])
-        if v is not None and "Path" in tp and "tuple" in tp:
-            v = tuple(Path(x) for x in v)
-        elif v is not None and "Path" in tp:
-            v = Path(v)
-        elif isinstance(v, list):
-            v = tuple(v)
-        values[name] = v
-    return cls(**values)
-
-
-__all__ = ["CoreConfig", "config_from_dict", "config_to_dict"]
+__all__ = ["CoreConfig", "config_to_dict"]
