@@ -163,8 +163,9 @@ class PlaySession:
 
     def restart(self) -> None:
         """Discard the episode in progress (nothing saved) and start a new one."""
+        if self.steps > 0:
+            self.discarded += 1
         self.env.discard_episode()
-        self.discarded += 1
         self._say("Episode discarded; restarting")
         self.new_episode()
 
