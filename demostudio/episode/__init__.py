@@ -27,7 +27,7 @@ from .schema import (
     env_folder_name,
 )
 from .spaces import index_nested, space_from_json, space_to_json
-from .verify import Divergence, VerifyResult, verify_episode
+from .verify import Divergence, VerifyResult, describe_difference, verify_episode
 from .writer import EpisodeWriter
 
 __all__ = [
@@ -50,6 +50,7 @@ __all__ = [
     "VerifyResult",
     "compact_episode",
     "describe_datasets",
+    "describe_difference",
     "ensure_registered",
     "env_folder_name",
     "env_metadata",

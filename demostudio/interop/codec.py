@@ -83,44 +83,6 @@ def info_row(columns: dict[str, Any], present: dict[str, np.ndarray], i: int) ->
     return nest(row)
 
 
-def _leaves(value: Any) -> list[Any]:
-    if isinstance(value, dict):
-        return [x for k in sorted(value) for x in _leaves(value[k])]
-    if isinstance(value, tuple):
-        return [x for v in value for x in _leaves(v)]
-    return [value]
-
-
-def describe_difference(stored: Any, live: Any, image_tolerance: float | None = None) -> str | None:
-    """Why a stored observation differs from a re-simulated one, or None if they match
-    (floats within rtol 1e-5 / atol 1e-6, everything else exactly). With
-    ``image_tolerance``, uint8 images (2+ dims) match when their mean absolute difference is
-    at most that (observations that went through JPEG)."""
-    a_leaves, b_leaves = _leaves(stored), _leaves(live)
-    if len(a_leaves) != len(b_leaves):
-        return f"stored {len(a_leaves)} leaves, re-simulated {len(b_leaves)}"
-    for i, (a, b) in enumerate(zip(a_leaves, b_leaves)):
-        if isinstance(a, (str, bytes)) or isinstance(b, (str, bytes)):
-            if text(a) != text(b):
-                return f"leaf {i}: stored {text(a)!r}, re-simulated {text(b)!r}"
-            continue
-        a, b = np.asarray(a), np.asarray(b)
-        if a.shape != b.shape:
-            return f"leaf {i}: stored shape {a.shape}, re-simulated shape {b.shape}"
-        if image_tolerance is not None and a.dtype == np.uint8 and a.ndim >= 2:
-            err = float(np.mean(np.abs(a.astype(np.int16) - b.astype(np.int16))))
-            if err > image_tolerance:
-                return f"leaf {i}: mean abs difference {err:.3g} > {image_tolerance:g} (JPEG)"
-            continue
-        if a.dtype.kind == "f" or b.dtype.kind == "f":
-            if not np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
-                err = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))
-                return f"leaf {i}: max abs difference {err:.3g}"
-        elif not np.array_equal(a, b):
-            return f"leaf {i}: {int(np.sum(a != b))} of {a.size} values differ"
-    return None
-
-
 def plain_action(action: Any) -> Any:
     """A 0-d array action as a Python scalar (what ``env.step`` expects for Discrete)."""
     if isinstance(action, np.ndarray) and action.shape == ():

@@ -9,9 +9,9 @@ from typing import Any
 
 import numpy as np
 
-from demostudio.episode import UnknownEnvError, remake_env
+from demostudio.episode import UnknownEnvError, describe_difference, remake_env
 
-from .codec import describe_difference, plain_action
+from .codec import plain_action
 
 
 class Diverged(Exception):
