@@ -5,9 +5,13 @@ no bound key is held (``noop``) and aliases (a second key that means the same as
 e.g. the arrows for ALE's W/A/S/D). Key maps come from, in order of preference:
 
 1. a user file given with ``--keymap`` (same JSON format as the bundled ones),
-2. the env's own ``get_keys_to_action()`` (ALE, MountainCar), translated to pygame 2 key names
+2. a bundled file marked ``"replaces_env_map": true`` (Pong: up/down instead of ALE's
+   RIGHT/LEFT keys),
+3. the env's own ``get_keys_to_action()`` (ALE, MountainCar), translated to pygame 2 key names
    (Gymnasium's MountainCar returns pygame 1 arrow codes 273-276 that pygame 2 never sends),
-3. a bundled file in ``assets/keymaps/`` whose ``envs`` patterns match the env id.
+4. a bundled file in ``assets/keymaps/`` whose ``envs`` patterns match the env id.
+
+Discrete actions may be given by number or by the env's action name (``"UPFIRE"``).
 
 Key map file format (JSON)::
 
@@ -95,8 +99,28 @@ def key_name(key: int | str, source: str = "key map", entry: str = "key") -> str
             ) from None
 
 
-def check_action(action: Any, space: gym.Space, source: str, entry: str) -> Any:
-    """``action`` as a plain JSON-able value that ``space`` contains, or KeyMapError."""
+def check_action(
+    action: Any,
+    space: gym.Space,
+    source: str,
+    entry: str,
+    meanings: Sequence[str] | None = None,
+) -> Any:
+    """``action`` as a plain JSON-able value that ``space`` contains, or KeyMapError.
+
+    For Discrete spaces an action may also be named by the env's action meaning (ALE's
+    ``"UPLEFT"``), resolved to its index."""
+    if isinstance(space, gym.spaces.Discrete) and isinstance(action, str):
+        names = list(meanings or [])
+        if action.upper() not in names:
+            shown = ", ".join(names) if names else "none: use action numbers"
+            raise KeyMapError(
+                source,
+                entry,
+                f"expected an action number or one of the env's action names ({shown}), "
+                f"got {action!r}",
+            )
+        action = names.index(action.upper())
     if isinstance(space, gym.spaces.Discrete):
         if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
             raise KeyMapError(source, entry, f"expected an integer action, got {action!r}")
@@ -238,8 +262,11 @@ def _space_kind(space: gym.Space) -> str:
     return type(space).__name__
 
 
-def parse_keymap(data: Any, space: gym.Space, source: str) -> KeyMap:
-    """Validate a key map document against ``space``; KeyMapError names the bad entry."""
+def parse_keymap(
+    data: Any, space: gym.Space, source: str, meanings: Sequence[str] | None = None
+) -> KeyMap:
+    """Validate a key map document against ``space`` (and the env's action names, for
+    actions given by name); KeyMapError names the bad entry."""
     if not isinstance(data, dict):
         raise KeyMapError(source, "top level", f"expected a JSON object, got {type(data).__name__}")
     bindings_doc = data.get("bindings")
@@ -262,14 +289,14 @@ def parse_keymap(data: Any, space: gym.Space, source: str) -> KeyMap:
                 source, f"{where}.keys", f"expected a non-empty list of key names, got {keys!r}"
             )
         names = frozenset(key_name(k, source, f"{where}.keys") for k in keys)
-        action = check_action(entry["action"], space, source, f"{where}.action")
+        action = check_action(entry["action"], space, source, f"{where}.action", meanings)
         label = entry.get("label", "")
         if not isinstance(label, str):
             raise KeyMapError(source, f"{where}.label", f"expected text, got {label!r}")
         bindings.append(Binding(names, action, label))
     if "noop" not in data:
         raise KeyMapError(source, "noop", "expected the action taken when no key is held")
-    noop = check_action(data["noop"], space, source, "noop")
+    noop = check_action(data["noop"], space, source, "noop", meanings)
     aliases_doc = data.get("aliases", {})
     if not isinstance(aliases_doc, dict):
         raise KeyMapError(
@@ -288,8 +315,10 @@ def parse_keymap(data: Any, space: gym.Space, source: str) -> KeyMap:
     return KeyMap(tuple(bindings), noop, aliases, source, str(data.get("name", "")))
 
 
-def load_keymap(path: str | Path, space: gym.Space) -> KeyMap:
-    """A key map file, validated against the env's action space."""
+def load_keymap(
+    path: str | Path, space: gym.Space, meanings: Sequence[str] | None = None
+) -> KeyMap:
+    """A key map file, validated against the env's action space (and action names)."""
     path = Path(path)
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -298,7 +327,7 @@ def load_keymap(path: str | Path, space: gym.Space) -> KeyMap:
         raise KeyMapError(str(path), "file", msg) from None
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise KeyMapError(str(path), "file", f"expected valid JSON: {exc}") from None
-    return parse_keymap(data, space, str(path))
+    return parse_keymap(data, space, str(path), meanings)
 
 
 def env_keymap(env: gym.Env) -> KeyMap | None:
@@ -313,8 +342,7 @@ def env_keymap(env: gym.Env) -> KeyMap | None:
         return None
     spec_id = env.spec.id if env.spec else type(base).__name__
     source = f"{spec_id} get_keys_to_action()"
-    meanings = getattr(base, "get_action_meanings", None)
-    names = list(meanings()) if callable(meanings) else []
+    names = _meanings(env)
     for pattern, labels in ACTION_LABELS.items():
         if not names and fnmatch.fnmatchcase(spec_id, pattern):
             names = list(labels)
@@ -340,13 +368,29 @@ def env_keymap(env: gym.Env) -> KeyMap | None:
     return KeyMap(tuple(bindings), noop, aliases, source, spec_id)
 
 
+def _meanings(env: gym.Env) -> list[str]:
+    getter = getattr(env.unwrapped, "get_action_meanings", None)
+    if callable(getter):
+        return [str(m) for m in getter()]
+    actions = getattr(env.unwrapped, "actions", None)
+    if actions is not None and hasattr(actions, "__members__"):
+        return [name.upper() for name in actions.__members__]
+    return []
+
+
 def bundled_keymap_files() -> list[Path]:
     return sorted(KEYMAPS.glob("*.json"))
 
 
-def bundled_keymap(env_id: str, space: gym.Space) -> KeyMap | None:
+def bundled_keymap(
+    env_id: str,
+    space: gym.Space,
+    meanings: Sequence[str] | None = None,
+    replacing_env_map: bool = False,
+) -> KeyMap | None:
     """The bundled key map whose ``envs`` patterns match ``env_id`` (and whose
-    ``action_space`` kind matches), or None."""
+    ``action_space`` kind matches), or None. ``replacing_env_map``: only files marked
+    ``"replaces_env_map": true`` (they win over the env's own map, e.g. Pong's up/down)."""
     for path in bundled_keymap_files():
         data = json.loads(path.read_text(encoding="utf-8"))
         patterns = data.get("envs", [])
@@ -355,17 +399,23 @@ def bundled_keymap(env_id: str, space: gym.Space) -> KeyMap | None:
         kind = data.get("action_space")
         if kind is not None and kind != _space_kind(space):
             continue
-        return parse_keymap(data, space, f"bundled:{path.name}")
+        if replacing_env_map and not data.get("replaces_env_map", False):
+            continue
+        return parse_keymap(data, space, f"bundled:{path.name}", meanings)
     return None
 
 
 def resolve_keymap(env: gym.Env, env_id: str, user_file: str | Path | None = None) -> KeyMap:
-    """The key map to play ``env`` with: the user's file, the env's own, or a bundled one."""
+    """The key map to play ``env`` with: the user's file, a bundled one that replaces the env's
+    own, the env's own, or a bundled one."""
+    meanings = _meanings(env)
     if user_file is not None:
-        return load_keymap(user_file, env.action_space)
-    km = env_keymap(env)
+        return load_keymap(user_file, env.action_space, meanings)
+    km = bundled_keymap(env_id, env.action_space, meanings, replacing_env_map=True)
     if km is None:
-        km = bundled_keymap(env_id, env.action_space)
+        km = env_keymap(env)
+    if km is None:
+        km = bundled_keymap(env_id, env.action_space, meanings)
     if km is None:
         raise KeyMapError(
             env_id,

@@ -79,17 +79,17 @@ def test_cli_parser_does_not_import_pygame():
 
 
 def test_keymap_command_shows_and_writes_a_template(tmp_path, capsys):
-    assert main(["keymap", "ALE/Pong-v5"]) == 0
+    assert main(["keymap", "ALE/SpaceInvaders-v5"]) == 0
     out = capsys.readouterr().out
     assert "get_keys_to_action()" in out and "RIGHTFIRE" in out
-    target = tmp_path / "pong_keys.json"
-    assert main(["keymap", "ALE/Pong-v5", "--write", str(target)]) == 0
+    target = tmp_path / "invaders_keys.json"
+    assert main(["keymap", "ALE/SpaceInvaders-v5", "--write", str(target)]) == 0
     doc = json.loads(target.read_text())
     assert doc["noop"] == 0 and len(doc["bindings"]) == 6  # E is NOOP too
     # The template is a valid --keymap file for the game.
-    assert main(["keymap", "ALE/Pong-v5", "--keymap", str(target)]) == 0
+    assert main(["keymap", "ALE/SpaceInvaders-v5", "--keymap", str(target)]) == 0
     assert str(target) in capsys.readouterr().out
     doc["bindings"][0]["keys"] = ["nokey"]
     target.write_text(json.dumps(doc))
-    assert main(["keymap", "ALE/Pong-v5", "--keymap", str(target)]) == 2
+    assert main(["keymap", "ALE/SpaceInvaders-v5", "--keymap", str(target)]) == 2
     assert f"{target}: bindings[0].keys: expected a pygame key name" in capsys.readouterr().err

@@ -79,11 +79,42 @@ def test_montezuma_combinations_give_combined_actions():
     assert act(pygame.K_RIGHT, pygame.K_LEFT) == "LEFT"
 
 
-def test_pong_and_every_ale_action_reachable():
-    env = make_env("ALE/Pong-v5")
+@pytest.mark.parametrize("full", [False, True])
+def test_pong_plays_with_up_and_down(full):
+    """Pong's bundled map replaces ALE's (whose RIGHT/LEFT move the paddle up/down); its
+    actions are given by name, so the full 18-action space works too."""
+    env = make_env("ALE/Pong-v5", {"full_action_space": full})
+    meanings = env.unwrapped.get_action_meanings()
     km = resolve_keymap(env, "ALE/Pong-v5")
+    env.close()
+    assert km.source == "bundled:pong.json"
+
+    def act(*keys):
+        return meanings[km.action_for(names(*keys))]
+
+    assert act() == "NOOP"
+    assert act(pygame.K_UP) == act(pygame.K_w) == "RIGHT"
+    assert act(pygame.K_DOWN) == "LEFT"
+    assert act(pygame.K_DOWN, pygame.K_SPACE) == "LEFTFIRE"
+
+
+def test_every_ale_action_reachable():
+    env = make_env("ALE/SpaceInvaders-v5")
+    km = resolve_keymap(env, "ALE/SpaceInvaders-v5")
     reachable = {km.noop} | {b.action for b in km.bindings}
     assert reachable == set(range(env.action_space.n))
+    env.close()
+
+
+def test_actions_by_name(tmp_path):
+    doc = {"noop": "noop", "bindings": [{"keys": ["up"], "action": "UPFIRE"}]}
+    env = make_env("ALE/MontezumaRevenge-v5")
+    meanings = env.unwrapped.get_action_meanings()
+    km = resolve_keymap(env, "x", write(tmp_path, doc))
+    assert meanings[km.action_for(["up"])] == "UPFIRE" and km.noop == 0
+    doc["bindings"][0]["action"] = "JUMP"
+    with pytest.raises(KeyMapError, match=r"bindings\[0\]\.action: expected an action number"):
+        resolve_keymap(env, "x", write(tmp_path, doc))
     env.close()
 
 
@@ -164,12 +195,14 @@ def test_every_bundled_file_is_valid_for_a_matching_env():
         "minigrid.json": "MiniGrid-DoorKey-5x5-v0",
         "mountaincar_continuous.json": "MountainCarContinuous-v0",
         "pendulum.json": "Pendulum-v1",
+        "pong.json": "ALE/Pong-v5",
     }
     files = {p.name: p for p in bundled_keymap_files()}
     assert set(files) == set(examples)
     for name, env_id in examples.items():
         env = make_env(env_id)
-        km = load_keymap(files[name], env.action_space)
+        meanings = getattr(env.unwrapped, "get_action_meanings", lambda: [])()
+        km = load_keymap(files[name], env.action_space, meanings)
         env.close()
         assert km.bindings and all(b.label for b in km.bindings)
 
