@@ -67,14 +67,11 @@ def draw_hud(surface: pygame.Surface, rect: pygame.Rect, info: HudInfo) -> None:
         parts.append(f"r {info.last_reward:+.4g}")
     for text in parts:
         x = theme.draw_text(surface, text, (x, y1 + 1), 14, theme.TEXT, mono=True).right + 12
-    theme.draw_text(
-        surface,
-        f"{info.saved} saved",
-        (rect.right - 10, y1 + 1),
-        13,
-        theme.GOOD if info.saved else theme.TEXT_DIM,
-        anchor="topright",
+    saved = theme.font(13).render(
+        f"{info.saved} saved", True, theme.GOOD if info.saved else theme.TEXT_DIM
     )
+    if x + saved.get_width() < rect.right - 10:  # narrow windows: the counters come first
+        surface.blit(saved, saved.get_rect(topright=(rect.right - 10, y1 + 1)))
 
     x = rect.left + 10
     if info.turn_based:
