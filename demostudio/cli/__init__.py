@@ -18,6 +18,7 @@ COMMAND_MODULES = (
     "demostudio.cli.play_cmds",
     "demostudio.cli.replay_cmds",
     "demostudio.cli.train_cmds",
+    "demostudio.cli.compare_cmd",
     "demostudio.cli.data_cmds",
 )
 # The command run by a bare ``demostudio`` (registered by the play module).

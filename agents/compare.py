@@ -1,0 +1,411 @@
+"""Compare learning-from-demonstration algorithms on one env: the same demo folder, the
+same env-step budget, several seeds each; a markdown table (final evaluation return, env
+steps to a threshold, wall time) and one PNG of the learning curves.
+
+Every finished run is appended to ``OUT/results.jsonl`` at once, so an interrupted
+comparison keeps what it finished and a rerun with the same ``OUT`` skips those runs.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, NamedTuple, Protocol
+
+import numpy as np
+
+from demostudio.episode import env_folder_name, find_episodes, read_summary
+
+RESULTS_FILE = "results.jsonl"
+TABLE_FILE = "results.md"
+CURVES_FILE = "learning_curves.png"
+
+
+class CompareSettings(Protocol):
+    """What a comparison needs (``demostudio compare``'s config has these fields)."""
+
+    env: str
+    demos: tuple[Path, ...]
+    algos: tuple[str, ...]
+    seeds: int
+    first_seed: int
+    budget: int
+    out: Path
+    threshold: float | None
+    eval_every: int
+    eval_episodes: int
+    final_eval_episodes: int
+    jobs: int
+    overrides: str
+    device: str
+
+
+class RunSpec(NamedTuple):
+    """One training run of a comparison (picklable, for worker processes)."""
+
+    algo: str
+    seed: int
+    env: str
+    demos: tuple[str, ...]
+    budget: int
+    eval_every: int
+    eval_episodes: int
+    final_eval_episodes: int
+    overrides: dict[str, Any]
+    run_dir: str
+    device: str
+    threshold: float
+
+
+class RunSummary(NamedTuple):
+    algo: str
+    seed: int
+    final_return: float
+    """Mean return of the final checkpoint over ``final_eval_episodes`` fresh episodes."""
+    steps_to_threshold: int | None
+    """Env steps of the first evaluation >= threshold (None: never reached)."""
+    wall_s: float
+    env_steps: int
+    updates: int
+    curve: list[tuple[int, float]]
+    """(env steps, evaluation mean return) of every evaluation during training."""
+    run_dir: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {**self._asdict(), "curve": [list(p) for p in self.curve]}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> RunSummary:
+        return RunSummary(**{**d, "curve": [(int(s), float(r)) for s, r in d["curve"]]})
+
+
+class DemoInfo(NamedTuple):
+    paths: list[Path]
+    mean_return: float
+
+
+def demo_info(demos: Sequence[Path]) -> DemoInfo:
+    paths = find_episodes(list(demos))
+    if not paths:
+        raise FileNotFoundError(
+            f"--demos: expected episode files (*.h5) under {', '.join(map(str, demos))}, got none"
+        )
+    return DemoInfo(paths, float(np.mean([read_summary(p).total_return for p in paths])))
+
+
+def default_threshold(env_id: str, demos: DemoInfo) -> float:
+    """The env spec's reward threshold, else the demos' mean return."""
+    from demostudio.episode import ensure_registered
+
+    ensure_registered(env_id)
+    import gymnasium as gym
+
+    spec_threshold = gym.spec(env_id).reward_threshold
+    return float(spec_threshold) if spec_threshold is not None else demos.mean_return
+
+
+def parse_overrides(text: str, algos: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """``'{"dqfd": {"pretrain_updates": 500}, "*": {"num_actors": 2}}'`` -> dict, checked:
+    keys are algorithm names or ``*`` (every algorithm that has the field)."""
+    try:
+        data = json.loads(text or "{}")
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"--overrides: expected JSON, got {text!r} ({exc})") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise ValueError(f'--overrides: expected {{"ALGO" or "*": {{FIELD: VALUE}}}}, got {text!r}')
+    unknown = sorted(set(data) - set(algos) - {"*"})
+    if unknown:
+        raise ValueError(f"--overrides: expected keys among {[*algos, '*']}, got {unknown}")
+    return data
+
+
+def build_config(spec: RunSpec) -> Any:
+    """The algorithm's config for one run: budget, seed, evaluation and demos set where the
+    config has those fields, then ``*`` overrides (where the field exists), then the
+    algorithm's own overrides (which must exist)."""
+    from agents.registry import get_algorithm
+
+    cls = get_algorithm(spec.algo).config_cls
+    names = {f.name for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {
+        "env": spec.env,
+        "seed": spec.seed,
+        "run_dir": Path(spec.run_dir),
+        "progress": False,
+        "tensorboard": False,
+        "device": spec.device,
+    }
+    if "total_env_steps" in names:  # learns from env interaction: evaluate on env steps
+        values.update(
+            total_env_steps=spec.budget,
+            eval_every=spec.eval_every,
+            eval_episodes=spec.eval_episodes,
+        )
+    if "demos" in names:
+        values["demos"] = tuple(Path(p) for p in spec.demos)
+    common = spec.overrides.get("*", {})
+    values.update({k: v for k, v in common.items() if k in names})
+    own = spec.overrides.get(spec.algo, {})
+    bad = sorted(set(own) - names)
+    if bad:
+        raise ValueError(f"--overrides: {spec.algo} has no fields {bad} (see its --help)")
+    values.update(own)
+    for k, v in values.items():
+        if isinstance(v, list):
+            values[k] = tuple(v)
+    return cls(**values)
+
+
+def run_one(spec: RunSpec) -> RunSummary:
+    """Train one algorithm/seed, then evaluate its final checkpoint on fresh episodes."""
+    from agents.core.evaluate import run_episodes
+    from agents.core.logger import read_metrics
+    from agents.core.restore import restore_agent
+    from agents.registry import get_algorithm
+    from demostudio.episode import make_env
+
+    entry = get_algorithm(spec.algo)
+    cfg = build_config(spec)
+    t0 = time.perf_counter()
+    result = entry.train(cfg)
+    wall = time.perf_counter() - t0
+    agent = restore_agent(result.run_dir, "cpu", 0.0, spec.seed)
+    env = make_env(agent.env_id, agent.env_kwargs)
+    try:
+        final = run_episodes(env, agent.controller, spec.final_eval_episodes, 1_000_000 + spec.seed)
+    finally:
+        env.close()
+    curve = [
+        (int(r["env_steps"]), float(r["eval_return"]))
+        for r in read_metrics(result.run_dir)
+        if r.get("kind") == "eval" and "eval_return" in r
+    ]
+    reached = [s for s, ret in curve if ret >= spec.threshold]
+    return RunSummary(
+        spec.algo,
+        spec.seed,
+        final.mean,
+        min(reached) if reached else None,
+        wall,
+        result.env_steps,
+        result.updates,
+        curve,
+        str(result.run_dir),
+    )
+
+
+def read_results(out: Path) -> list[RunSummary]:
+    path = out / RESULTS_FILE
+    if not path.exists():
+        return []
+    rows = []
+    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        if line.strip():
+            try:
+                rows.append(RunSummary.from_json(json.loads(line)))
+            except (json.JSONDecodeError, TypeError) as exc:
+                raise ValueError(f"{path}, line {n}: expected a run summary, got {exc}") from None
+    return rows
+
+
+def plan_runs(cfg: CompareSettings, threshold: float) -> list[RunSpec]:
+    from agents.registry import algorithm_names
+
+    known = algorithm_names()
+    bad = [a for a in cfg.algos if a not in known]
+    if bad:
+        raise ValueError(f"--algos: expected names among {known}, got {bad}")
+    overrides = parse_overrides(cfg.overrides, cfg.algos)
+    return [
+        RunSpec(
+            algo,
+            seed,
+            cfg.env,
+            tuple(str(p) for p in cfg.demos),
+            cfg.budget,
+            cfg.eval_every,
+            cfg.eval_episodes,
+            cfg.final_eval_episodes,
+            overrides,
+            str(cfg.out / "runs" / f"{algo}-{env_folder_name(cfg.env)}-s{seed}"),
+            cfg.device,
+            threshold,
+        )
+        for algo in cfg.algos
+        for seed in range(cfg.first_seed, cfg.first_seed + cfg.seeds)
+    ]
+
+
+def run_comparison(
+    cfg: CompareSettings, report: Callable[[str], None] = print
+) -> tuple[list[RunSummary], Path, Path]:
+    """Run every (algorithm, seed) not already in OUT/results.jsonl (``jobs`` at a time),
+    then write the markdown table and the learning-curve PNG; returns (summaries, table,
+    png)."""
+    for name in ("seeds", "budget", "eval_episodes", "final_eval_episodes", "jobs"):
+        if getattr(cfg, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')}: expected >= 1, got {getattr(cfg, name)}")
+    if not cfg.algos:
+        raise ValueError("--algos: expected at least one algorithm, got none")
+    demos = demo_info(cfg.demos)
+    threshold = cfg.threshold if cfg.threshold is not None else default_threshold(cfg.env, demos)
+    cfg.out.mkdir(parents=True, exist_ok=True)
+    done = {(r.algo, r.seed) for r in read_results(cfg.out)}
+    todo = [s for s in plan_runs(cfg, threshold) if (s.algo, s.seed) not in done]
+    for s in todo:
+        for leftover in (Path(s.run_dir) / "checkpoints").glob("*.pt"):
+            leftover.unlink()  # an interrupted run of this plan: start it again
+        metrics = Path(s.run_dir) / "metrics.jsonl"
+        if metrics.exists():
+            metrics.unlink()
+    report(
+        f"compare {cfg.env}: {len(todo)} runs to do ({len(done)} already done), "
+        f"{len(demos.paths)} demo episodes (mean return {demos.mean_return:.1f}), "
+        f"threshold {threshold:g}"
+    )
+
+    def record(summary: RunSummary) -> None:
+        with (cfg.out / RESULTS_FILE).open("a", encoding="utf-8") as f:
+            f.write(json.dumps(summary.to_json()) + "\n")
+        hit = summary.steps_to_threshold
+        report(
+            f"  {summary.algo} seed {summary.seed}: final {summary.final_return:.1f}, "
+            f"threshold at {hit if hit is not None else '-'} env steps, {summary.wall_s:.0f} s"
+        )
+
+    if cfg.jobs == 1 or len(todo) <= 1:
+        for spec in todo:
+            record(run_one(spec))
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor, as_completed
+
+        ctx = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(cfg.jobs, mp_context=ctx) as pool:
+            futures = [pool.submit(run_one, spec) for spec in todo]
+            for fut in as_completed(futures):
+                record(fut.result())
+    summaries = [r for r in read_results(cfg.out) if r.algo in cfg.algos]
+    table = write_table(cfg, summaries, demos, threshold)
+    png = plot_comparison(cfg, summaries, demos, threshold)
+    return summaries, table, png
+
+
+def _fmt(x: float) -> str:
+    return "nan" if not math.isfinite(x) else f"{x:.1f}"
+
+
+def markdown_table(summaries: Sequence[RunSummary], algos: Sequence[str], threshold: float) -> str:
+    """One row per algorithm: final return mean ± std over seeds, env steps to the
+    threshold (median of the seeds that reached it, and how many did), wall time."""
+    lines = [
+        f"| algorithm | seeds | final eval return (mean ± std) | env steps to >= {threshold:g} "
+        "(median, reached) | wall time s (mean) |",
+        "| --- | --- | --- | --- | --- |",
+    ]
+    for algo in algos:
+        rows = [r for r in summaries if r.algo == algo]
+        if not rows:
+            continue
+        finals = np.array([r.final_return for r in rows])
+        hits = [r.steps_to_threshold for r in rows if r.steps_to_threshold is not None]
+        median = str(int(np.median(hits))) if hits else "-"
+        steps = f"{median} ({len(hits)}/{len(rows)})"
+        lines.append(
+            f"| {algo} | {len(rows)} | {_fmt(finals.mean())} ± {_fmt(finals.std())} | {steps} "
+            f"| {np.mean([r.wall_s for r in rows]):.0f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def write_table(
+    cfg: CompareSettings, summaries: Sequence[RunSummary], demos: DemoInfo, threshold: float
+) -> Path:
+    head = (
+        f"# {cfg.env}: {', '.join(cfg.algos)}\n\n"
+        f"{len(demos.paths)} demo episodes (mean return {demos.mean_return:.1f}) from "
+        f"{', '.join(map(str, cfg.demos))}; budget {cfg.budget} env steps per run; "
+        f"final return over {cfg.final_eval_episodes} fresh episodes of the final checkpoint; "
+        f"bc learns from the demos only (0 env steps).\n\n"
+    )
+    seeds = ["", "| algorithm | seed | final | steps to threshold | env steps | updates | wall s |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    for r in sorted(summaries, key=lambda r: (cfg.algos.index(r.algo), r.seed)):
+        hit = "-" if r.steps_to_threshold is None else str(r.steps_to_threshold)
+        seeds.append(
+            f"| {r.algo} | {r.seed} | {_fmt(r.final_return)} | {hit} | {r.env_steps} "
+            f"| {r.updates} | {r.wall_s:.0f} |"
+        )
+    path = cfg.out / TABLE_FILE
+    path.write_text(
+        head + markdown_table(summaries, cfg.algos, threshold) + "\n".join(seeds) + "\n",
+        encoding="utf-8",
+    )
+    return path
+
+
+def plot_comparison(
+    cfg: CompareSettings, summaries: Sequence[RunSummary], demos: DemoInfo, threshold: float
+) -> Path:
+    """Mean evaluation return over seeds per algorithm (band: min to max), on a common grid
+    of env steps; algorithms that use no env steps (bc) as a dashed level."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    grid = np.linspace(0, cfg.budget, 41)
+    colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+    for i, algo in enumerate(cfg.algos):
+        rows = [r for r in summaries if r.algo == algo and r.curve]
+        if not rows:
+            continue
+        color = colors[i % len(colors)]
+        if all(r.env_steps == 0 for r in rows):
+            level = float(np.mean([r.final_return for r in rows]))
+            ax.axhline(level, color=color, ls="--", label=f"{algo} (no env steps)")
+            continue
+        curves = []
+        for r in rows:
+            s = np.array([p[0] for p in r.curve], float)
+            v = np.array([p[1] for p in r.curve], float)
+            c = np.interp(grid, s, v)  # after the run's last evaluation: held at it
+            c[grid < s.min()] = np.nan  # before its first evaluation: nothing to show
+            curves.append(c)
+        arr = np.array(curves)
+        shown = ~np.all(np.isnan(arr), axis=0)
+        g, arr = grid[shown], arr[:, shown]
+        ax.plot(g, np.nanmean(arr, 0), color=color, label=f"{algo} ({len(rows)} seeds)")
+        if len(rows) > 1:
+            ax.fill_between(g, np.nanmin(arr, 0), np.nanmax(arr, 0), color=color, alpha=0.15)
+    ax.axhline(threshold, color="gray", ls=":", lw=1, label=f"threshold {threshold:g}")
+    ax.set_xlabel("env steps")
+    ax.set_ylabel("evaluation return")
+    ax.set_title(f"{cfg.env}, {len(demos.paths)} demo episodes")
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", fontsize=8)
+    fig.tight_layout()
+    path = cfg.out / CURVES_FILE
+    fig.savefig(path)
+    plt.close(fig)
+    return path
+
+
+__all__ = [
+    "CompareSettings",
+    "RunSpec",
+    "RunSummary",
+    "build_config",
+    "markdown_table",
+    "parse_overrides",
+    "plan_runs",
+    "plot_comparison",
+    "read_results",
+    "run_comparison",
+    "run_one",
+]
