@@ -10,7 +10,8 @@ import pygame
 
 from demostudio.launcher import view
 from demostudio.launcher.games import BUNDLED_GAMES, count_recordings
-from demostudio.launcher.state import Action, LauncherState, process_event
+from demostudio.launcher.settings import Settings, load_settings, save_settings
+from demostudio.launcher.state import Action, Focus, LauncherState, process_event
 from demostudio.play.icon import set_window_icon
 
 FPS = 30
@@ -33,11 +34,32 @@ def open_replay(folder: Path) -> None:
     replay.run_viewer([folder])
 
 
+def login_name() -> str:
+    try:
+        return os.getlogin()
+    except OSError:
+        return os.environ.get("USER", "")
+
+
 class Launcher:
+    """The launcher window. The player is ``player``, else the one saved last time, else the
+    login name; the last game played is selected again."""
+
     def __init__(self, root: Path, player: str = ""):
         if not pygame.get_init():
             pygame.init()
-        self.state = LauncherState(BUNDLED_GAMES, Path(root), player=player)
+        saved, warning = load_settings()
+        self.state = LauncherState(
+            BUNDLED_GAMES, Path(root), player=player or saved.player or login_name()
+        )
+        if saved.env_id:
+            ids = [g.env_id for g in BUNDLED_GAMES]
+            if saved.env_id in ids:
+                self.state.select(ids.index(saved.env_id))
+            else:
+                self.state._set_text(Focus.ENV, saved.env_id)
+        if warning:
+            self.state.say(warning, error=True)
         self.counts: dict[str, int] = {}
         self.surface = self._open()
         self.clock = pygame.time.Clock()
@@ -74,6 +96,7 @@ class Launcher:
             return False
         try:
             if action.kind == "play":
+                save_settings(Settings(self.state.player, action.target))
                 self.state.say(start_game(action.target, self.state.root, self.state.player))
             elif action.kind == "replay":
                 folder = Path(action.target)
@@ -104,9 +127,4 @@ class Launcher:
 
 def run_launcher(root: str | os.PathLike = "demos", player: str = "") -> None:
     """Open the launcher on the recordings under ``root`` and return when it is closed."""
-    if not player:
-        try:
-            player = os.getlogin()
-        except OSError:
-            player = os.environ.get("USER", "")
     Launcher(Path(root), player).run()

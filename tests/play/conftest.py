@@ -15,6 +15,12 @@ import pytest
 
 
 @pytest.fixture(autouse=True)
+def _config_home(tmp_path_factory, monkeypatch):
+    """The launcher's remembered settings go to a temporary folder, never ~/.config."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
+@pytest.fixture(autouse=True)
 def _pygame():
     pygame.init()
     pygame.event.clear()

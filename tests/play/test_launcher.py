@@ -196,3 +196,26 @@ def test_the_real_replay_viewer_opens_and_hands_the_window_back(tmp_path):
     assert pump(launcher)
     assert launcher.state.status == f"Closed the replay viewer on {tmp_path / 'MountainCar-v0'}"
     assert launcher.surface.get_size() == (820, 600)
+
+
+def test_remembers_player_and_last_game(tmp_path, games):
+    from demostudio.launcher.settings import settings_path
+
+    launcher = Launcher(tmp_path, player="")
+    click(launcher.layout.player_field.center)
+    tap(pygame.K_u, mod=pygame.KMOD_CTRL)
+    type_text("eve")
+    click(launcher.layout.rows[7].center)  # Pong
+    tap(pygame.K_RETURN)
+    assert pump(launcher)
+    again = Launcher(tmp_path)
+    assert again.state.player == "eve" and again.state.selected == 7
+    assert again.state.env_text == BUNDLED_GAMES[7].env_id
+    # A typed env id is remembered as typed; a bad settings file is reported, not fatal.
+    again.state.env_text = "ALE/Freeway-v5"
+    tap(pygame.K_RETURN)
+    assert pump(again)
+    assert Launcher(tmp_path).state.env_text == "ALE/Freeway-v5"
+    settings_path().write_text("[1, 2]")
+    broken = Launcher(tmp_path, player="x")
+    assert broken.state.status_error and "expected a JSON object" in broken.state.status
