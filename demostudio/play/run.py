@@ -43,8 +43,9 @@ def build_session(cfg: PlayConfig, window: PlayWindow | None = None) -> PlaySess
     try:
         keymap = resolve_keymap(env, cfg.env, cfg.keymap)
         turn_based = turn_based_default(cfg.env) if cfg.turn_based is None else cfg.turn_based
-        if cfg.fps is not None and cfg.fps <= 0:
-            raise ValueError(f"--fps: expected a positive number, got {cfg.fps}")
+        for flag, value in (("fps", cfg.fps), ("episodes", cfg.episodes), ("zoom", cfg.zoom)):
+            if value is not None and value <= 0:
+                raise ValueError(f"--{flag}: expected a positive number, got {value}")
         fps = cfg.fps if cfg.fps is not None else realtime_fps(env)
         size = _first_frame_size(env)
     except BaseException:

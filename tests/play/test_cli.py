@@ -93,3 +93,9 @@ def test_keymap_command_shows_and_writes_a_template(tmp_path, capsys):
     target.write_text(json.dumps(doc))
     assert main(["keymap", "ALE/SpaceInvaders-v5", "--keymap", str(target)]) == 2
     assert f"{target}: bindings[0].keys: expected a pygame key name" in capsys.readouterr().err
+
+
+def test_play_rejects_non_positive_numbers(tmp_path, capsys):
+    for flag in ("--fps", "--episodes", "--zoom"):
+        assert main(["play", "CartPole-v1", "--out", str(tmp_path), flag, "0"]) == 2
+        assert f"{flag}: expected a positive number, got 0" in capsys.readouterr().err
