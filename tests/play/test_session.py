@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 import pygame
 import pytest
@@ -164,9 +166,6 @@ def test_turn_based_steps_only_on_key_presses(tmp_path):
 def test_fixed_rate_and_fps_stored(tmp_path):
     s = session(tmp_path, fps=40.0)
     s.tick()  # first tick starts the schedule
-    t0 = s.env.unwrapped  # noqa: F841  (keep the env alive)
-    import time
-
     start = time.perf_counter()
     ticks(s, 8)
     elapsed = time.perf_counter() - start
