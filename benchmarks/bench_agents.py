@@ -36,6 +36,16 @@ def record_demos(work: Path, env: str, episodes: int) -> Path:
     return folder
 
 
+def fake_leaf(leaf, lead: tuple[int, ...], rng: np.random.Generator) -> np.ndarray:
+    shape = (*lead, *leaf.shape)
+    if leaf.kind == "vector":
+        return rng.standard_normal(shape).astype(np.float32)
+    if leaf.kind == "discrete":
+        return rng.integers(0, leaf.n, shape)
+    high = 6 if leaf.kind == "grid" else 256
+    return rng.integers(0, high, shape, dtype=np.uint8)
+
+
 def fake_batch(cfg, spec, num_actions: int, episode_ends: bool, rng: np.random.Generator):
     """A batch of ``cfg.batch_size`` sequences; with ``episode_ends`` every sequence holds an
     episode end at a random step (terminal flag, then zero padding)."""
@@ -51,10 +61,7 @@ def fake_batch(cfg, spec, num_actions: int, episode_ends: bool, rng: np.random.G
         for i, e in enumerate(ends):
             mask[i, e:] = False
             terminal[i, e - 1] = 1.0
-    obs = {
-        k: rng.standard_normal((b, length, *leaf.shape)).astype(np.float32)
-        for k, leaf in spec.items()
-    }
+    obs = {k: fake_leaf(leaf, (b, length), rng) for k, leaf in spec.items()}
     batch = SequenceBatch(
         obs=obs,
         prev_action=rng.integers(0, num_actions, (b, length)),

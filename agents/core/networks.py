@@ -69,17 +69,17 @@ class GridEncoder(nn.Module):
         self.offsets = torch.tensor([sum(self.sizes[:i]) for i in range(c)], dtype=torch.long)
         channels = sum(self.sizes)
         self.conv = nn.Sequential(
-            nn.Conv2d(channels, 32, 2),
+            nn.Conv2d(channels, 16, 2),
             nn.ReLU(),
-            nn.Conv2d(32, 64, 2),
+            nn.Conv2d(16, 32, 2),
             nn.ReLU(),
             nn.Flatten(),
         )
-        self.out = nn.Sequential(nn.Linear(64 * max(h - 2, 1) * max(w - 2, 1), hidden), nn.ReLU())
+        self.out = nn.Sequential(nn.Linear(32 * max(h - 2, 1) * max(w - 2, 1), hidden), nn.ReLU())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         sizes = torch.tensor(self.sizes, device=x.device)
-        idx = torch.minimum(x.long(), sizes - 1) + self.offsets.to(x.device)
+        idx = torch.minimum(x.long().clamp(min=0), sizes - 1) + self.offsets.to(x.device)
         onehot = torch.zeros(*x.shape[:3], sum(self.sizes), device=x.device)
         onehot.scatter_(-1, idx, 1.0)
         return self.out(self.conv(onehot.permute(0, 3, 1, 2)))
