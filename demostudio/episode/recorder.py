@@ -38,6 +38,11 @@ class RecordEpisodes(gym.Wrapper):
     is saved the moment it terminates or truncates; :meth:`end_episode` saves one early (marked
     truncated) and :meth:`discard_episode` drops it. ``set_keys`` tells the recorder which keys
     a keyboard controller held for the next step.
+
+    With ``background_close=True`` (interactive play) finishing a file (final flush, fsync,
+    rename) happens on its writer thread, so the next episode starts without a stall; the path
+    is reported at once and the file appears under it moments later. :meth:`wait_saved` (and
+    :meth:`close`) wait for those files.
     """
 
     def __init__(
@@ -53,6 +58,7 @@ class RecordEpisodes(gym.Wrapper):
         attrs: dict[str, Any] | None = None,
         on_saved: Callable[[Path], None] | None = None,
         queue_size: int = 256,
+        background_close: bool = False,
     ):
         super().__init__(env)
         if record_frames and env.render_mode != "rgb_array":
@@ -69,7 +75,9 @@ class RecordEpisodes(gym.Wrapper):
         self.extra_attrs = dict(attrs or {})
         self.on_saved = on_saved
         self.queue_size = queue_size
+        self.background_close = background_close
         self.saved: list[Path] = []
+        self._closing: list[EpisodeWriter] = []
         self.last_frame = None
         self.blocked_puts = 0
         self._writer: EpisodeWriter | None = None
@@ -128,10 +136,19 @@ class RecordEpisodes(gym.Wrapper):
         return obs, reward, terminated, truncated, info
 
     def close(self):
-        """Save an episode in progress (marked truncated) if it has steps, then close."""
+        """Save an episode in progress (marked truncated) if it has steps, wait for every file
+        to be on disk, then close the env."""
         if self._writer is not None:
             self.end_episode(keep=self._writer.steps > 0)
+        self.wait_saved()
         super().close()
+
+    def wait_saved(self) -> list[Path]:
+        """Wait for episodes being finished in the background; returns every saved path."""
+        closing, self._closing = self._closing, []
+        for writer in closing:
+            writer.wait()
+        return list(self.saved)
 
     # ---- recording control -----------------------------------------------------------------
 
@@ -165,7 +182,9 @@ class RecordEpisodes(gym.Wrapper):
         if not keep:
             writer.discard()
             return None
-        path = writer.close(truncated=True)
+        path = writer.close(truncated=True, wait=not self.background_close)
+        if self.background_close:
+            self._closing = [w for w in self._closing if not w.done] + [writer]
         self.saved.append(path)
         if self.on_saved is not None:
             self.on_saved(path)

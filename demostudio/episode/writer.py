@@ -9,11 +9,13 @@ which flushes, fsyncs and renames it to ``<name>.h5``. The queue blocks rather t
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
 import threading
 import time
+import weakref
 import zlib
 from collections.abc import Sequence
 from pathlib import Path
@@ -249,6 +251,7 @@ class EpisodeWriter:
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._error: BaseException | None = None
         self._closed = False
+        self._closing = False
         self._started = False
         self._last: tuple[bool, bool] = (False, False)
 
@@ -324,12 +327,14 @@ class EpisodeWriter:
         """Set root attributes (written by the writer thread, in order with the steps)."""
         self._put(("attrs", attrs))
 
-    def close(self, *, truncated: bool | None = None) -> Path:
+    def close(self, *, truncated: bool | None = None, wait: bool = True) -> Path:
         """Finish the episode: flush, fsync, rename to ``.h5``. Returns the final path.
 
-        ``truncated=True`` marks an episode that was cut short by the user."""
-        if self._closed:
-            return self.path
+        ``truncated=True`` marks an episode that was cut short by the user. With
+        ``wait=False`` the writer thread finishes the file in the background (the caller's
+        thread does not wait for the fsync); :meth:`wait` joins it and raises its error."""
+        if self._closed or self._closing:
+            return self.wait() if wait else self.path
         terminated, trunc = self._last
         if truncated is not None and not terminated:
             trunc = trunc or truncated
@@ -341,11 +346,20 @@ class EpisodeWriter:
         }
         self._put(("attrs", summary))
         self._put(_CLOSE)
+        self._closing = True
+        if not wait:
+            _finish_at_exit(self)
+        return self.wait() if wait else self.path
+
+    def wait(self) -> Path:
+        """Wait until a closing episode is on disk under its final name; returns that path."""
         self._finish_thread()
-        _h5.fsync_path(self.partial_path)
-        os.replace(self.partial_path, self.path)
-        _h5.fsync_dir(self.path.parent)
         return self.path
+
+    @property
+    def done(self) -> bool:
+        """Whether the writer thread has finished (the file is saved, discarded or failed)."""
+        return not self._thread.is_alive()
 
     def discard(self) -> None:
         """Drop the episode: nothing is left on disk."""
@@ -374,7 +388,7 @@ class EpisodeWriter:
     def _put(self, item: Any, check: bool = True) -> None:
         if check and self._error is not None:
             raise EpisodeError(self.partial_path, None, f"writing failed: {self._error}")
-        if self._closed:
+        if self._closed or self._closing:
             raise RuntimeError(f"{self.path}: the episode writer is closed")
         try:
             self._queue.put_nowait(item)
@@ -409,6 +423,9 @@ class EpisodeWriter:
                         col.finish()
                     self._file.flush()
                     self._file.close()
+                    _h5.fsync_path(self.partial_path)
+                    os.replace(self.partial_path, self.path)
+                    _h5.fsync_dir(self.path.parent)
                     return
                 if item is not None:
                     self._handle(item)
@@ -521,6 +538,20 @@ class EpisodeWriter:
             self._steps_done if self._reset_done else -1
         )
         self._file.flush()
+
+
+_closing_in_background: weakref.WeakSet[EpisodeWriter] = weakref.WeakSet()
+_exit_hook_registered = False
+
+
+def _finish_at_exit(writer: EpisodeWriter) -> None:
+    """Make interpreter exit wait for episodes that are being closed in the background (the
+    writer threads are daemons, so an abandoned open episode never blocks exit)."""
+    global _exit_hook_registered
+    _closing_in_background.add(writer)
+    if not _exit_hook_registered:
+        atexit.register(lambda: [w._thread.join() for w in list(_closing_in_background)])
+        _exit_hook_registered = True
 
 
 def _is_frame(obs: list[Any], frame: np.ndarray | None) -> bool:

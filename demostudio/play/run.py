@@ -60,6 +60,7 @@ def build_session(cfg: PlayConfig, window: PlayWindow | None = None) -> PlaySess
             key_map=keymap.to_json(),
             fps=None if turn_based else fps,
             attrs={"turn_based": turn_based, "key_map_source": keymap.source},
+            background_close=True,
         )
     else:
         wrapped = TrackEpisodes(env)
@@ -126,7 +127,12 @@ def run_controller_window(
         raise
     if out_dir is not None:
         wrapped: gym.Env = RecordEpisodes(
-            env, Path(out_dir), controller=controller.name, player=player, fps=rate
+            env,
+            Path(out_dir),
+            controller=controller.name,
+            player=player,
+            fps=rate,
+            background_close=True,
         )
     else:
         wrapped = TrackEpisodes(env)

@@ -172,7 +172,7 @@ def test_fixed_rate_and_fps_stored(tmp_path):
     assert elapsed >= 7 / 40  # ~25 ms a step
     tap(pygame.K_END)
     s.tick()
-    assert read_summary(s.env.saved[0]).fps == 40.0
+    assert read_summary(s.env.wait_saved()[0]).fps == 40.0  # saved in the background
     s.quit(False)
     s.close()
 
