@@ -235,8 +235,8 @@ def plan_runs(cfg: CompareSettings, threshold: float) -> list[RunSpec]:
             cfg.device,
             threshold,
         )
-        for algo in cfg.algos
-        for seed in range(cfg.first_seed, cfg.first_seed + cfg.seeds)
+        for seed in range(cfg.first_seed, cfg.first_seed + cfg.seeds)  # seed-major: a partial
+        for algo in cfg.algos  # comparison has every algorithm
     ]
 
 
