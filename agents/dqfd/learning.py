@@ -47,10 +47,13 @@ def global_weights(
     ``(N T_b / (N_b T))^-beta``. ``weight``/``source``: ``[B]``; -> ``[B]`` normalised by
     the batch maximum.
     """
-    sizes = torch.tensor([max(len(b), 1) for b in buffers], dtype=torch.float64)
+    sizes = torch.tensor([len(b) for b in buffers], dtype=torch.float64)
     totals = torch.tensor([b.tree.total for b in buffers], dtype=torch.float64)
     betas = torch.tensor([b.beta for b in buffers], dtype=torch.float64)
-    ratio = (sizes.sum() * totals / (sizes * totals.sum().clamp(min=1e-12))).clamp(min=1e-12)
+    filled = (sizes > 0) & (totals > 0)  # an empty buffer provides no element to weight
+    ratio = torch.where(
+        filled, sizes.sum() * totals / (sizes.clamp(min=1) * totals.sum().clamp(min=1e-12)), 1.0
+    )
     factor = (ratio ** (-betas)).to(weight.device, weight.dtype)
     w = weight * factor[source.long()]
     return w / w.max()
