@@ -197,8 +197,14 @@ def summarize(runs: list[dict], budget: int) -> dict:
 
 
 CARTPOLE = dict(env="CartPole-v1", stop_return=475.0, eval_every=5000, eval_episodes=5)
-MOUNTAINCAR = dict(env="MountainCar-v0", stop_return=-120.0, eval_every=2500, eval_episodes=5)
-MC_R2D3 = dict(demo_ratio=0.5, demo_ratio_final=0.05, demo_ratio_steps=20_000)
+MOUNTAINCAR = dict(
+    env="MountainCar-v0",
+    stop_return=-120.0,
+    eval_every=2500,
+    eval_episodes=5,
+    env_steps_per_update=2.0,
+)
+MC_R2D3 = dict(demo_ratio=0.25)
 DOORKEY = dict(env="MiniGrid-DoorKey-8x8-v0", eval_every=10_000, eval_episodes=10)
 
 
