@@ -42,7 +42,10 @@ class EndBehavior(enum.Enum):
 
 
 class SequenceBatch(NamedTuple):
-    """``B`` sequences of ``L`` steps (batch-major as stored: ``[B, L, ...]``)."""
+    """``B`` sequences of ``L`` steps (batch-major as stored: ``[B, L, ...]``).
+
+    ``len()`` is the number of sequences ``B``; because of that, build a new one instead of
+    calling ``_replace`` (NamedTuple's ``_make`` checks ``len()`` against the field count)."""
 
     obs: dict[str, np.ndarray]
     """``[B, L, ...]`` preprocessed observations per leaf."""
