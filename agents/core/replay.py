@@ -107,6 +107,7 @@ class PrioritizedSequenceReplay:
         self.rng = np.random.default_rng(seed)
         self.tree = SumTree(capacity)
         self.max_priority = 1.0
+        self._raw = np.zeros(capacity, np.float64)  # priorities before the alpha exponent
         self._data: SequenceBatch | None = None
         self._next = 0
         self.size = 0
@@ -143,7 +144,8 @@ class PrioritizedSequenceReplay:
             if name != "obs":
                 getattr(self._data, name)[slots] = getattr(batch, name)
         p = np.full(b, self.max_priority) if priority is None else np.asarray(priority, float)
-        self.tree.set(slots, np.maximum(p, 1e-8) ** self.alpha)
+        self._raw[slots] = np.maximum(p, 1e-8)
+        self.tree.set(slots, self._raw[slots] ** self.alpha)
         self._next = int((self._next + b) % self.capacity)
         self.size = min(self.capacity, self.size + b)
         self.added += b
@@ -159,12 +161,13 @@ class PrioritizedSequenceReplay:
 
     def update_priorities(self, index: np.ndarray, priority: np.ndarray) -> None:
         priority = np.maximum(np.asarray(priority, np.float64), 1e-8)
+        self._raw[index] = priority
         self.tree.set(index, priority**self.alpha)
         self.max_priority = max(self.max_priority, float(priority.max(initial=0.0)))
 
     def priorities(self) -> np.ndarray:
         """Raw (un-exponentiated) priorities of the stored items."""
-        return self.tree.get(np.arange(self.size)) ** (1.0 / self.alpha)
+        return self._raw[: self.size].copy()
 
 
 def _take(batch: SequenceBatch, index: np.ndarray) -> SequenceBatch:

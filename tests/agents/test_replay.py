@@ -90,3 +90,13 @@ def test_priorities_change_what_is_sampled():
     w = dict(zip(s.index.tolist(), s.weight.tolist()))
     if 0 in w or 1 in w:
         assert min(w.values()) == pytest.approx(w[7])
+
+
+def test_alpha_zero_is_uniform_but_keeps_priorities():
+    buf = PrioritizedSequenceReplay(4, alpha=0.0, beta=1.0, seed=0)
+    buf.add(make_batch([0, 1, 2, 3]))
+    buf.update_priorities(np.array([2]), np.array([9.0]))
+    np.testing.assert_allclose(buf.priorities(), [1.0, 1.0, 9.0, 1.0])
+    counts = np.bincount(np.concatenate([buf.sample(4).index for _ in range(200)]), minlength=4)
+    assert counts.min() > 150  # stratified over equal masses: uniform
+    np.testing.assert_allclose(buf.sample(4).weight, 1.0)
