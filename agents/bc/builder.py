@@ -187,9 +187,7 @@ def train_bc(cfg: BCConfig) -> TrainResult:
         "split", 0, train_episodes=len(split.train.paths), val_episodes=len(split.val.paths),
         train_steps=split.train.steps, val_steps=split.val.steps,
     )  # fmt: skip
-    train_seqs = trainer.cut(split.train)
-    epoch = max(1, math.ceil(len(train_seqs) / cfg.batch_size))
-    sampler = trainer.sampler(train_seqs)
+    sampler = trainer.sampler(trainer.cut(split.train))
     val_seqs = trainer.cut(split.val) if split.val.paths else None
     stopper = EarlyStopping(cfg.patience if val_seqs is not None else 0, cfg.min_delta)
     best_state = copy.deepcopy(network.state_dict())
@@ -202,8 +200,10 @@ def train_bc(cfg: BCConfig) -> TrainResult:
     stopped_early = False
     try:
         while trainer.updates < cfg.max_updates:
-            if cfg.recurrent and trainer.updates and trainer.updates % epoch == 0:
+            u = trainer.updates
+            if cfg.recurrent and cfg.state_refresh_every and u and u % cfg.state_refresh_every == 0:
                 sampler = trainer.sampler(trainer.cut(split.train))  # fresh stored states
+                val_seqs = trainer.cut(split.val) if val_seqs is not None else None
             for k, v in trainer.step(sampler.sample(cfg.batch_size).batch).items():
                 stats.setdefault(k, []).append(v)
             bar.update(1)
@@ -214,8 +214,6 @@ def train_bc(cfg: BCConfig) -> TrainResult:
                 logger.log("train", u, **row)
                 stats.clear()
                 if val_seqs is not None:
-                    if cfg.recurrent:
-                        val_seqs = trainer.cut(split.val)
                     val_loss, val_acc = trainer.validate(val_seqs)
                     if stopper.update(val_loss):
                         best_state = copy.deepcopy(network.state_dict())

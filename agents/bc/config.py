@@ -58,6 +58,9 @@ class BCConfig:
     """A new sequence starts every this many steps."""
     end_behavior: Literal["zero_pad", "align_end"] = "zero_pad"
     """Sequences at an episode end: zero-padded, or moved back to end on the last step."""
+    state_refresh_every: int = 500
+    """Recurrent: recompute the stored LSTM states of the demo sequences with the current
+    network every this many updates (0: keep the initial network's states)."""
 
     # --- optimisation ----------------------------------------------------------------------
     batch_size: int = 32
@@ -97,7 +100,7 @@ class BCConfig:
                 raise ValueError(
                     f"--{name.replace('_', '-')}: expected >= 1, got {getattr(self, name)}"
                 )
-        for name in ("burn_in", "patience", "eval_every"):
+        for name in ("burn_in", "patience", "eval_every", "state_refresh_every"):
             if getattr(self, name) < 0:
                 raise ValueError(
                     f"--{name.replace('_', '-')}: expected >= 0, got {getattr(self, name)}"

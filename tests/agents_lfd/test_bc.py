@@ -90,7 +90,7 @@ def test_bc_learns_cartpole_from_demos_end_to_end(tmp_path, cartpole_demos, caps
     run = tmp_path / "bc-cli"
     rc = main(["train", "bc", "--env", "CartPole-v1", "--demos", str(cartpole_demos),
                "--hidden", "32", "--max-updates", "300", "--val-every", "50", "--eval-every",
-               "150", "--eval-episodes", "2", "--no-progress", "--no-tensorboard", "--device",
+               "150", "--eval-episodes", "1", "--no-progress", "--no-tensorboard", "--device",
                "cpu", "--run-dir", str(run)])  # fmt: skip
     assert rc == 0
     out = capsys.readouterr().out
@@ -120,7 +120,8 @@ def test_bc_learns_cartpole_from_demos_end_to_end(tmp_path, cartpole_demos, caps
 def test_recurrent_bc_with_burn_in(tmp_path, cartpole_demos):
     run = tmp_path / "rbc"
     cfg = BCConfig(**BC_TINY, demos=(cartpole_demos,), recurrent=True, burn_in=4,
-                   max_updates=150, val_every=50, eval_every=0, run_dir=run)  # fmt: skip
+                   max_updates=150, val_every=50, eval_every=0, state_refresh_every=100,
+                   run_dir=run)  # fmt: skip
     result = train_bc(cfg)
     assert result.updates == 150
     from agents.core.restore import restore_agent
