@@ -108,7 +108,8 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             if optional:
                 kwargs["type"] = _none_or(kwargs["type"])
             shown = "none" if default is None else default
-            kwargs["help"] = f"{help_text} (default: {shown})".strip()
+            says_default = "default" in help_text.lower() or kwargs.get("required")
+            kwargs["help"] = help_text if says_default else f"{help_text} (default: {shown})"
             kwargs["metavar"] = f.name.upper() if "choices" not in kwargs else None
         if f.metadata.get("positional"):
             kwargs.pop("dest")
