@@ -67,7 +67,7 @@ def test_l2_term_and_n_step_weight():
     learner = make_learner(cfg, DQfDLoss(cfg))
     batch = torch_batch(fake_sequences(2, 6), np.array([0, 0]))
     out = DQfDLoss(cfg)(learner, batch)
-    squares = sum(float((p**2).sum()) for p in learner.network.parameters())
+    squares = sum(float((p.detach() ** 2).sum()) for p in learner.network.parameters())
     assert out.metrics["loss_l2"] == pytest.approx(squares, rel=1e-5)
     cfg_no = DQfDConfig(demos=("x",), burn_in=0, trace=5, n_step=3, lambda_l2=0.0)
     assert float((out.loss - DQfDLoss(cfg_no)(learner, batch).loss).detach()) == pytest.approx(
