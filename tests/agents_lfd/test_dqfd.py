@@ -76,7 +76,7 @@ def test_l2_term_and_n_step_weight():
     cfg_n0 = DQfDConfig(demos=("x",), burn_in=0, trace=5, n_step=3, lambda_l2=0.0,
                         lambda_n_step=0.0)  # fmt: skip
     only_1step = DQfDLoss(cfg_n0)(learner, batch)
-    assert float(only_1step.loss) == pytest.approx(out.metrics["loss_1step"], rel=1e-5)
+    assert float(only_1step.loss.detach()) == pytest.approx(out.metrics["loss_1step"], rel=1e-5)
 
 
 def _buffers(n_agent: int, n_demo: int):
