@@ -259,7 +259,8 @@ def train(cfg: CoreConfig, algo: Algorithm) -> TrainResult:
                     eval_length=float(np.mean(result.lengths)),
                     updates=learner.updates,
                 )
-                bar.write(f"eval @ {env_steps} steps: mean return {result.mean:.2f}")
+                if cfg.progress:
+                    bar.write(f"eval @ {env_steps} steps: mean return {result.mean:.2f}")
                 next_eval = env_steps + cfg.eval_every
                 if cfg.stop_return is not None and result.mean >= cfg.stop_return:
                     solved_at = env_steps
