@@ -264,7 +264,7 @@ def run_comparison(
             metrics.unlink()
     report(
         f"compare {cfg.env}: {len(todo)} runs to do ({len(done)} already done), "
-        f"{len(demos.paths)} demo episodes (mean return {demos.mean_return:.1f}), "
+        f"{_episodes(len(demos.paths))} (mean return {demos.mean_return:.1f}), "
         f"threshold {threshold:g}"
     )
 
@@ -293,6 +293,10 @@ def run_comparison(
     table = write_table(cfg, summaries, demos, threshold)
     png = plot_comparison(cfg, summaries, demos, threshold)
     return summaries, table, png
+
+
+def _episodes(n: int) -> str:
+    return f"{n} demo episode{'' if n == 1 else 's'}"
 
 
 def _fmt(x: float) -> str:
@@ -327,7 +331,7 @@ def write_table(
 ) -> Path:
     head = (
         f"# {cfg.env}: {', '.join(cfg.algos)}\n\n"
-        f"{len(demos.paths)} demo episodes (mean return {demos.mean_return:.1f}) from "
+        f"{_episodes(len(demos.paths))} (mean return {demos.mean_return:.1f}) from "
         f"{', '.join(map(str, cfg.demos))}; budget {cfg.budget} env steps per run; "
         f"final return over {cfg.final_eval_episodes} fresh episodes of the final checkpoint; "
         f"bc learns from the demos only (0 env steps).\n\n"
@@ -386,7 +390,7 @@ def plot_comparison(
     ax.axhline(threshold, color="gray", ls=":", lw=1, label=f"threshold {threshold:g}")
     ax.set_xlabel("env steps")
     ax.set_ylabel("evaluation return")
-    ax.set_title(f"{cfg.env}, {len(demos.paths)} demo episodes")
+    ax.set_title(f"{cfg.env}, {_episodes(len(demos.paths))}")
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
