@@ -191,6 +191,12 @@ def test_pretraining_touches_no_env(tmp_path, cartpole_demos):
     assert [r["updates"] for r in pre] == [10, 20, 30] and all(r["env_steps"] == 0 for r in pre)
     assert {"loss_1step", "loss_nstep", "loss_margin", "loss_l2"} <= set(pre[0])
     assert (tmp_path / "run" / "checkpoints" / "pretrained.pt").exists()
+    # a resumed run continues from its checkpoint without pre-training again
+    more = DQfDConfig(**{**cfg.__dict__, "total_env_steps": 300, "resume": True})
+    again = _Guarded(more)
+    resumed = train(more, again)
+    assert not hasattr(again, "updates_after_pretrain") and resumed.updates > result.updates
+    assert len([r for r in read_metrics(tmp_path / "run") if r["kind"] == "pretrain"]) == 3
 
 
 def test_dqfd_end_to_end_cli(tmp_path, cartpole_demos, capsys):
