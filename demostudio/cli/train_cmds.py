@@ -19,7 +19,10 @@ from demostudio.cli.dataclass_args import (
     dataclass_from_args,
 )
 
-ALGORITHMS_HELP = "r2d2 | r2d3 (see `demostudio train ALGO --help` for its flags)"
+ALGORITHMS_HELP = (
+    "r2d2, r2d3, dqfd, bc, sqil (an unknown name lists the known ones; "
+    "`demostudio train ALGO --help` lists ALGO's flags)"
+)
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -212,7 +215,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser(
         "train",
-        help="train an agent (r2d2, r2d3) on an env, optionally from recorded demos",
+        help="train an agent (r2d2, r2d3, ...) on an env, optionally from recorded demos",
         description="Train an agent. `demostudio train ALGO --help` lists ALGO's flags.",
         add_help=True,
     )
