@@ -14,6 +14,11 @@ class DQfDConfig(R2D2Config):
     """DQfD (Hester et al. 2018): pre-training on demos, then interaction, with a
     large-margin loss on demo transitions and demos kept in prioritized replay."""
 
+    # --- actors (DQfD defaults) ---------------------------------------------------------------
+    epsilon_base: float = 0.01
+    """Exploration of the first actor (the others less, Ape-X ladder); DQfD: 0.01, since
+    the pre-trained policy already acts like the demonstrator."""
+
     # --- network and sequences (DQfD defaults) ---------------------------------------------
     recurrent: bool = False
     """LSTM core (recurrent DQfD); off (default): a feed-forward Q network as in the paper."""
