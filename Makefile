@@ -26,7 +26,7 @@ test-all: $(STAMP)
 	SDL_VIDEODRIVER=dummy SDL_AUDIODRIVER=dummy $(PY) -m pytest -q -m ""
 
 lint: $(STAMP)
-	$(VENV)/bin/ruff check . && $(VENV)/bin/ruff format --check .
+	$(VENV)/bin/ruff check --no-cache . && $(VENV)/bin/ruff format --check --no-cache .
 
 bench: $(STAMP)
 	SDL_VIDEODRIVER=dummy $(PY) benchmarks/bench_episode.py

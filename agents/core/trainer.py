@@ -197,6 +197,21 @@ def train(cfg: CoreConfig, algo: Algorithm) -> TrainResult:
         counters["updates"] = learner.updates
         save_checkpoint(path, checkpoint_payload(algo, ctx, counters))
 
+    def run_eval(env_steps: int) -> EvalResult:
+        result = evaluate_network(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + env_steps)
+        evals.append((env_steps, result.mean))
+        logger.log(
+            "eval",
+            env_steps,
+            eval_return=result.mean,
+            eval_success=result.success_rate,
+            eval_length=float(np.mean(result.lengths)),
+            updates=learner.updates,
+        )
+        if cfg.progress:
+            bar.write(f"eval @ {env_steps} steps: mean return {result.mean:.2f}")
+        return result
+
     try:
         while counters["env_steps"] < cfg.total_env_steps:
             step = actor.step()
@@ -247,20 +262,7 @@ def train(cfg: CoreConfig, algo: Algorithm) -> TrainResult:
                 t_log, steps_log, updates_log = now, env_steps, learner.updates
                 next_log = env_steps + 1000
             if env_steps >= next_eval:
-                result = evaluate_network(
-                    ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + env_steps
-                )
-                evals.append((env_steps, result.mean))
-                logger.log(
-                    "eval",
-                    env_steps,
-                    eval_return=result.mean,
-                    eval_success=result.success_rate,
-                    eval_length=float(np.mean(result.lengths)),
-                    updates=learner.updates,
-                )
-                if cfg.progress:
-                    bar.write(f"eval @ {env_steps} steps: mean return {result.mean:.2f}")
+                result = run_eval(env_steps)
                 next_eval = env_steps + cfg.eval_every
                 if cfg.stop_return is not None and result.mean >= cfg.stop_return:
                     solved_at = env_steps
@@ -269,6 +271,9 @@ def train(cfg: CoreConfig, algo: Algorithm) -> TrainResult:
                 save(periodic_path(run_dir, env_steps))
                 prune_checkpoints(run_dir, cfg.keep_checkpoints)
                 next_ckpt = env_steps + cfg.checkpoint_every
+        else:  # the budget is spent: every finished run ends with an evaluation
+            if cfg.eval_every and (not evals or evals[-1][0] != counters["env_steps"]):
+                run_eval(counters["env_steps"])
     finally:
         save(run_dir / "checkpoints" / "final.pt")
         bar.close()
