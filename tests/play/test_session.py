@@ -46,7 +46,7 @@ def test_keys_played_are_the_actions_saved(tmp_path):
     tap(pygame.K_END)  # end now: saved, marked truncated
     s.tick()
     assert len(s.env.saved) == 1
-    data = load_episode(s.env.saved[0])
+    data = load_episode(s.env.wait_saved()[0])
     assert data.actions.tolist() == [2] * 5 + [1] * 3 + [0] * 4
     assert data.keys == [["right"]] * 5 + [[]] * 3 + [["left"]] * 4
     assert np.all(np.diff(data.timestamps) >= 0) and len(data.timestamps) == 13
@@ -71,7 +71,7 @@ def test_pause_records_nothing(tmp_path):
     assert s.steps == 5
     tap(pygame.K_END)
     s.tick()
-    assert read_summary(s.env.saved[0]).length == 5
+    assert read_summary(s.env.wait_saved()[0]).length == 5
     s.quit(False)
     s.close()
 
@@ -154,7 +154,7 @@ def test_turn_based_steps_only_on_key_presses(tmp_path):
     assert s.steps == 4
     tap(pygame.K_END)
     s.tick()
-    data = load_episode(s.env.saved[0])
+    data = load_episode(s.env.wait_saved()[0])
     actions = s.env.unwrapped.actions
     assert data.actions.tolist() == [actions.forward, actions.left, actions.right, actions.toggle]
     assert data.keys == [["up"], ["left"], ["right"], ["space"]]
