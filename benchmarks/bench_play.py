@@ -80,7 +80,7 @@ def timed_ticks(session: PlaySession, steps: int, realtime: bool) -> Ticks:
         session.draw()
         times.append((time.perf_counter() - t0) * 1e3)
         boundary.append(session.episodes_done != done)
-        session.clock.wait()
+        session.wait_for_next_tick()
         stamps.append(time.perf_counter())
         taken += 1
         assert session.steps == before + 1 or session.episodes_done == done + 1

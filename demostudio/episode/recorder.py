@@ -82,6 +82,7 @@ class RecordEpisodes(gym.Wrapper):
         self.blocked_puts = 0
         self._writer: EpisodeWriter | None = None
         self._keys: Sequence[str] = ()
+        self._caller_busy = False
         self._meta = env_metadata(env)
 
     # ---- gymnasium API ---------------------------------------------------------------------
@@ -117,6 +118,8 @@ class RecordEpisodes(gym.Wrapper):
             record_frames=self.record_frames,
             queue_size=self.queue_size,
         )
+        if self._caller_busy:
+            self._writer.caller_busy()
         self._writer.reset(obs, info, frame, now)
         return obs, info
 
@@ -155,6 +158,19 @@ class RecordEpisodes(gym.Wrapper):
     def set_keys(self, keys: Sequence[str]) -> None:
         """The key names held for the next step (stored with it)."""
         self._keys = tuple(keys)
+
+    def caller_busy(self) -> None:
+        """A real-time loop starts a tick: defer the writer's work until :meth:`caller_idle`
+        (bounded; see :meth:`EpisodeWriter.caller_busy`)."""
+        self._caller_busy = True
+        if self._writer is not None:
+            self._writer.caller_busy()
+
+    def caller_idle(self) -> None:
+        """A real-time loop waits for its next tick: the writer may work now."""
+        self._caller_busy = False
+        if self._writer is not None:
+            self._writer.caller_idle()
 
     def set_attrs(self, **attrs: Any) -> None:
         """Extra root attributes for the episode in progress (tags, notes, ...)."""

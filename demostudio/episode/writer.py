@@ -31,6 +31,9 @@ from .spaces import Leaf, flatten_value, leaves, space_to_json
 
 _CLOSE = object()
 _DISCARD = object()
+MAX_DEFER_S = 0.05
+"""Longest the writer waits for an idle caller before working anyway (see caller_busy)."""
+_DEFER_MAX_BACKLOG = 4  # items queued behind this one: then the writer works regardless
 
 
 class _Column:
@@ -253,6 +256,10 @@ class EpisodeWriter:
         self._closed = False
         self._closing = False
         self._started = False
+        self._steps_done = 0  # steps handled by the writer thread
+        # Set while the caller is idle (or always, unless it says otherwise): see caller_busy.
+        self._caller_idle = threading.Event()
+        self._caller_idle.set()
         self._last: tuple[bool, bool] = (False, False)
 
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -347,14 +354,31 @@ class EpisodeWriter:
         self._put(("attrs", summary))
         self._put(_CLOSE)
         self._closing = True
+        self._caller_idle.set()  # finishing the file is never deferred
         if not wait:
             _finish_at_exit(self)
         return self.wait() if wait else self.path
+
+    def caller_busy(self) -> None:
+        """The caller starts time-critical work (a game tick): the writer holds off its own
+        work (compressing frames) until :meth:`caller_idle`, for at most
+        :data:`MAX_DEFER_S`. On a 2-core machine this keeps the deflate of large frames out
+        of the game loop's way; a caller that never says anything is never deferred to."""
+        self._caller_idle.clear()
+
+    def caller_idle(self) -> None:
+        """The caller waits (between game ticks): the writer may work now."""
+        self._caller_idle.set()
 
     def wait(self) -> Path:
         """Wait until a closing episode is on disk under its final name; returns that path."""
         self._finish_thread()
         return self.path
+
+    @property
+    def written_steps(self) -> int:
+        """Steps the writer thread has handled so far (``steps`` counts those handed over)."""
+        return self._steps_done
 
     @property
     def done(self) -> bool:
@@ -428,6 +452,8 @@ class EpisodeWriter:
                     _h5.fsync_dir(self.path.parent)
                     return
                 if item is not None:
+                    if self._queue.qsize() < _DEFER_MAX_BACKLOG:  # never defer into a backlog
+                        self._caller_idle.wait(MAX_DEFER_S)
                     self._handle(item)
                 if time.monotonic() - last_flush >= self.flush_interval:
                     self._flush()
@@ -456,7 +482,6 @@ class EpisodeWriter:
         self._truncs = _Column(f, "truncations", (), np.dtype(bool))
         self._times = _Column(f, "timestamps", (), np.dtype(np.float64))
         self._keys = _Column(f, "keys", (), _h5.TEXT)
-        self._steps_done = 0
         self._reset_done = False
 
     def _leaf_columns(self, group: str, specs: list[Leaf]) -> list[_Column]:

@@ -243,8 +243,15 @@ class PlaySession:
         if self.finished:
             return False
         self.draw()
-        self.clock.wait()
+        self.wait_for_next_tick()
         return True
+
+    def wait_for_next_tick(self) -> None:
+        """Sleep until the next tick; the recorder does its heavy work (compressing the
+        frame) during this wait rather than competing with the tick for the CPU."""
+        self.env.caller_idle()
+        self.clock.wait()
+        self.env.caller_busy()
 
     def run(self) -> PlayResult:
         """Play until the player quits or ``options.episodes`` episodes are finished."""

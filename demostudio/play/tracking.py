@@ -46,6 +46,12 @@ class TrackEpisodes(gym.Wrapper):
             self._active = False
         return obs, reward, terminated, truncated, info
 
+    def caller_busy(self) -> None:
+        """Nothing is written, so nothing to defer (same interface as RecordEpisodes)."""
+
+    def caller_idle(self) -> None:
+        """Nothing is written, so nothing to defer (same interface as RecordEpisodes)."""
+
     def set_keys(self, keys: Sequence[str]) -> None:
         """Nothing is recorded, so the keys are dropped."""
 

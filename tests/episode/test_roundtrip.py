@@ -216,3 +216,30 @@ def test_observations_that_are_the_frame_are_stored_once(tmp_path):
         with open_episode(path) as ep:
             same = ep.h5["observations"].id == ep.h5["frames"].id
             assert same == (odd_step is None)
+
+
+def test_writer_defers_to_a_busy_caller_but_never_for_long(tmp_path):
+    import time
+
+    from demostudio.episode.writer import MAX_DEFER_S
+
+    space = spaces.Discrete(2)
+    w = EpisodeWriter(tmp_path / "ep.h5", space, space, ATTRS)
+    w.reset(0, {})
+    time.sleep(0.05)
+    w.caller_busy()  # a game tick starts
+    w.step(1, 1, 1.0, False, False, {})
+    time.sleep(MAX_DEFER_S / 5)
+    assert w.written_steps == 0  # held off while the caller works
+    w.caller_idle()  # the caller waits for its next tick
+    deadline = time.monotonic() + 2
+    while w.written_steps < 1 and time.monotonic() < deadline:
+        time.sleep(0.001)
+    assert w.written_steps == 1
+    w.caller_busy()  # a caller that never idles again is only delayed, not stalled
+    for _ in range(5):
+        w.step(0, 0, 0.0, False, False, {})
+    t0 = time.monotonic()
+    w.close()
+    assert time.monotonic() - t0 < 5 * MAX_DEFER_S + 1.0
+    assert len(load_episode(tmp_path / "ep.h5")) == 6
