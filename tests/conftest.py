@@ -4,9 +4,28 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
 
 os.environ.setdefault("SDL_VIDEODRIVER", "dummy")
 os.environ.setdefault("SDL_AUDIODRIVER", "dummy")
 os.environ.setdefault("XDG_RUNTIME_DIR", tempfile.gettempdir())
 os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
+
+
+@pytest.fixture(scope="session")
+def record_demos() -> Callable[..., Path]:
+    """``record_demos(root, env_id, episodes, seed=0)``: record scripted episodes (no frames)
+    into ``root/<env folder>`` and return that folder."""
+    from demostudio.cli.record_cmd import RecordConfig, record
+
+    def run(root: Path, env: str, episodes: int, seed: int = 0) -> Path:
+        cfg = RecordConfig(env=env, episodes=episodes, out=root, seed=seed, frames=False)
+        saved = record(cfg, progress=False)
+        assert len(saved) == episodes
+        return saved[0].parent
+
+    return run

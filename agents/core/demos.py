@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -22,6 +22,10 @@ from agents.core.networks import RecurrentQNetwork
 from agents.core.policy import BatchPolicy
 from agents.core.preprocess import Preprocessor, obs_spec
 from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, concat_batches
+
+if TYPE_CHECKING:
+    from agents.core.trainer import TrainContext
+
 from demostudio.episode import EpisodeData, EpisodeError, find_episodes, load_episode, read_summary
 
 
@@ -136,4 +140,30 @@ def demo_sequences(
     return concat_batches(parts)
 
 
-__all__ = ["DemoSet", "check_demo", "demo_sequences", "episode_sequences", "load_demos"]
+def cut_demo_replay(cfg: Any, ctx: TrainContext) -> SequenceBatch:
+    """The demos named by ``cfg.demos`` (checked against the training env, see
+    :func:`load_demos`), cut into sequences exactly as the actors cut agent experience.
+    ``cfg`` is a config with the demo fields (R2D3, DQfD, SQIL). Records the demo counts in
+    ``ctx.extras`` (``demo_episodes``, ``demo_steps``)."""
+    demos = load_demos(cfg.demos, cfg.env, ctx.env, cfg.demo_env_override)
+    ctx.extras["demo_episodes"] = len(demos.paths)
+    ctx.extras["demo_steps"] = demos.steps
+    return demo_sequences(
+        demos,
+        ctx.preprocess,
+        ctx.network,
+        cfg.sequence_length,
+        cfg.period,
+        EndBehavior(cfg.end_behavior),
+        ctx.device,
+    )
+
+
+__all__ = [
+    "DemoSet",
+    "check_demo",
+    "cut_demo_replay",
+    "demo_sequences",
+    "episode_sequences",
+    "load_demos",
+]

@@ -6,11 +6,10 @@ from __future__ import annotations
 
 from agents.core.algorithm import Algorithm
 from agents.core.checkpoint import save_checkpoint
-from agents.core.demos import demo_sequences, load_demos
+from agents.core.demos import cut_demo_replay
 from agents.core.logger import RunLogger
 from agents.core.mixing import MixSource, ReplayMix
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.sequences import EndBehavior
 from agents.core.trainer import (
     TrainContext,
     TrainResult,
@@ -51,16 +50,7 @@ class DQfD(Algorithm):
 
     def extra_sources(self, ctx: TrainContext) -> list[MixSource]:
         cfg = self.cfg
-        demos = load_demos(cfg.demos, cfg.env, ctx.env, cfg.demo_env_override)
-        seqs = demo_sequences(
-            demos,
-            ctx.preprocess,
-            ctx.network,
-            cfg.sequence_length,
-            cfg.period,
-            EndBehavior(cfg.end_behavior),
-            ctx.device,
-        )
+        seqs = cut_demo_replay(cfg, ctx)
         if len(seqs) > cfg.demo_capacity:
             raise ValueError(
                 f"--demo-capacity: expected room for all {len(seqs)} demo sequences "
@@ -77,8 +67,6 @@ class DQfD(Algorithm):
         self.demo_buffer.add(seqs)
         self.share = PriorityShare(self.demo_buffer, ctx.replay)
         self.loss_fn.buffers = [ctx.replay, self.demo_buffer]
-        ctx.extras["demo_episodes"] = len(demos.paths)
-        ctx.extras["demo_steps"] = demos.steps
         sources = [MixSource(self.demo_buffer, self.share)]
         if ctx.learner.updates < cfg.pretrain_updates:  # not on a resumed, pre-trained run
             self.pretrain(ctx, ReplayMix(ctx.replay, sources, seed=cfg.seed + 3))

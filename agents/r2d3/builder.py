@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from agents.core.actor import FinishedEpisode
 from agents.core.algorithm import Algorithm
-from agents.core.demos import demo_sequences, load_demos
+from agents.core.demos import cut_demo_replay
 from agents.core.mixing import LinearSchedule, MixSource
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.sequences import EndBehavior
 from agents.core.trainer import TrainContext, TrainResult, train
 from agents.r2d3.config import R2D3Config
 
@@ -46,16 +45,7 @@ class R2D3(Algorithm):
 
     def extra_sources(self, ctx: TrainContext) -> list[MixSource]:
         cfg = self.cfg
-        demos = load_demos(cfg.demos, cfg.env, ctx.env, cfg.demo_env_override)
-        seqs = demo_sequences(
-            demos,
-            ctx.preprocess,
-            ctx.network,
-            cfg.sequence_length,
-            cfg.period,
-            EndBehavior(cfg.end_behavior),
-            ctx.device,
-        )
+        seqs = cut_demo_replay(cfg, ctx)
         self.demo_buffer = PrioritizedSequenceReplay(
             cfg.demo_capacity,
             cfg.priority_alpha,
@@ -65,8 +55,6 @@ class R2D3(Algorithm):
             "demo replay",
         )
         self.demo_buffer.add(seqs)
-        ctx.extras["demo_episodes"] = len(demos.paths)
-        ctx.extras["demo_steps"] = demos.steps
         sources = [MixSource(self.demo_buffer, self.schedule)]
         if cfg.episode_memory_ratio > 0:
             buf = PrioritizedSequenceReplay(

@@ -28,24 +28,14 @@ TINY = dict(
 """A config small enough for a CartPole run of a few hundred steps in about a second."""
 
 
-def record_demos(root: Path, env: str, episodes: int, seed: int = 0) -> Path:
-    from demostudio.cli.record_cmd import RecordConfig, record
-
-    saved = record(
-        RecordConfig(env=env, episodes=episodes, out=root, seed=seed, frames=False), progress=False
-    )
-    assert len(saved) == episodes
-    return saved[0].parent
-
-
 @pytest.fixture(scope="session")
-def cartpole_demos(tmp_path_factory) -> Path:
+def cartpole_demos(tmp_path_factory, record_demos) -> Path:
     """Two scripted CartPole episodes (500 steps each)."""
     return record_demos(tmp_path_factory.mktemp("lfd-demos"), "CartPole-v1", 2)
 
 
 @pytest.fixture(scope="session")
-def mountaincar_demo(tmp_path_factory) -> Path:
+def mountaincar_demo(tmp_path_factory, record_demos) -> Path:
     """One scripted MountainCar episode (about 120 steps) as a single file."""
     folder = record_demos(tmp_path_factory.mktemp("lfd-mc"), "MountainCar-v0", 1)
     return next(iter(sorted(folder.glob("*.h5"))))
