@@ -65,6 +65,9 @@ class SessionState:
     turns: list[tuple[str, ...]] = field(default_factory=list)
     """Turn-based play: the held keys at each game key press not yet played."""
     paused: bool = False
+    had_focus: bool = False
+    """The window has held the input focus (a window never focused, e.g. under a bare X
+    server, or mid-way through being created, does not pause on a focus loss)."""
     help: bool = False
     confirm_quit: bool = False
     """The quit prompt is showing (Enter saves, Esc discards, any other key resumes)."""
@@ -147,10 +150,12 @@ def process_event(
         name = key_of(event)
         if name in state.held:
             state.held.remove(name)
+    elif event.type == pygame.WINDOWFOCUSGAINED:
+        state.had_focus = True
     elif event.type == pygame.WINDOWFOCUSLOST:
         # Keys released while the window is not focused never send KEYUP.
         state.held.clear()
-        if pause_on_focus_loss:
+        if pause_on_focus_loss and state.had_focus:
             state.paused = True
     elif event.type == pygame.VIDEORESIZE:
         state.resize = (int(event.w), int(event.h))

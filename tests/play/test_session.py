@@ -279,6 +279,7 @@ def test_screens_of_the_play_window(tmp_path):
 def test_focus_loss_pauses_keyboard_play(tmp_path):
     s = session(tmp_path)
     post_key(pygame.K_RIGHT)
+    pygame.event.post(pygame.event.Event(pygame.WINDOWFOCUSGAINED))
     ticks(s, 2)
     pygame.event.post(pygame.event.Event(pygame.WINDOWFOCUSLOST))
     ticks(s, 3)

@@ -104,6 +104,9 @@ def test_focus_loss_releases_keys_and_resize_is_recorded():
     feed(s, pygame.event.Event(pygame.WINDOWFOCUSLOST))
     assert s.held == [] and not s.paused
     process_event(s, pygame.event.Event(pygame.WINDOWFOCUSLOST), GAME, False, True)
+    assert not s.paused  # never focused yet (a window being created, a bare X server)
+    process_event(s, pygame.event.Event(pygame.WINDOWFOCUSGAINED), GAME, False, True)
+    process_event(s, pygame.event.Event(pygame.WINDOWFOCUSLOST), GAME, False, True)
     assert s.paused
     feed(s, pygame.event.Event(pygame.VIDEORESIZE, w=800, h=500, size=(800, 500)))
     assert s.resize == (800, 500)
