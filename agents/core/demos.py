@@ -21,6 +21,7 @@ import torch
 from agents.core.networks import RecurrentQNetwork
 from agents.core.policy import BatchPolicy
 from agents.core.preprocess import Preprocessor, obs_spec
+from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, concat_batches
 
 if TYPE_CHECKING:
@@ -140,15 +141,15 @@ def demo_sequences(
     return concat_batches(parts)
 
 
-def cut_demo_replay(cfg: Any, ctx: TrainContext) -> SequenceBatch:
-    """The demos named by ``cfg.demos`` (checked against the training env, see
-    :func:`load_demos`), cut into sequences exactly as the actors cut agent experience.
-    ``cfg`` is a config with the demo fields (R2D3, DQfD, SQIL). Records the demo counts in
-    ``ctx.extras`` (``demo_episodes``, ``demo_steps``)."""
+def build_demo_replay(cfg: Any, ctx: TrainContext) -> PrioritizedSequenceReplay:
+    """The demo replay: the demos named by ``cfg.demos`` (checked against the training env,
+    see :func:`load_demos`), cut into sequences exactly as the actors cut agent experience, in
+    a prioritized buffer of their own that holds all of them. ``cfg`` is a config with the
+    demo fields (R2D3, DQfD, SQIL). Records the demo counts in ``ctx.extras``."""
     demos = load_demos(cfg.demos, cfg.env, ctx.env, cfg.demo_env_override)
     ctx.extras["demo_episodes"] = len(demos.paths)
     ctx.extras["demo_steps"] = demos.steps
-    return demo_sequences(
+    seqs = demo_sequences(
         demos,
         ctx.preprocess,
         ctx.network,
@@ -157,12 +158,27 @@ def cut_demo_replay(cfg: Any, ctx: TrainContext) -> SequenceBatch:
         EndBehavior(cfg.end_behavior),
         ctx.device,
     )
+    if len(seqs) > cfg.demo_capacity:
+        raise ValueError(
+            f"--demo-capacity: expected room for all {len(seqs)} demo sequences "
+            f"(demos are never evicted), got {cfg.demo_capacity}"
+        )
+    buffer = PrioritizedSequenceReplay(
+        cfg.demo_capacity,
+        cfg.priority_alpha,
+        cfg.priority_beta,
+        cfg.priority_eta,
+        cfg.seed + 11,
+        "demo replay",
+    )
+    buffer.add(seqs)
+    return buffer
 
 
 __all__ = [
     "DemoSet",
+    "build_demo_replay",
     "check_demo",
-    "cut_demo_replay",
     "demo_sequences",
     "episode_sequences",
     "load_demos",

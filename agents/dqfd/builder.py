@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from agents.core.algorithm import Algorithm
 from agents.core.checkpoint import save_checkpoint
-from agents.core.demos import cut_demo_replay
+from agents.core.demos import build_demo_replay
 from agents.core.logger import RunLogger
 from agents.core.mixing import MixSource, ReplayMix
 from agents.core.replay import PrioritizedSequenceReplay
@@ -50,21 +50,7 @@ class DQfD(Algorithm):
 
     def extra_sources(self, ctx: TrainContext) -> list[MixSource]:
         cfg = self.cfg
-        seqs = cut_demo_replay(cfg, ctx)
-        if len(seqs) > cfg.demo_capacity:
-            raise ValueError(
-                f"--demo-capacity: expected room for all {len(seqs)} demo sequences "
-                f"(demos stay in replay permanently), got {cfg.demo_capacity}"
-            )
-        self.demo_buffer = PrioritizedSequenceReplay(
-            cfg.demo_capacity,
-            cfg.priority_alpha,
-            cfg.priority_beta,
-            cfg.priority_eta,
-            cfg.seed + 11,
-            "demo replay",
-        )
-        self.demo_buffer.add(seqs)
+        self.demo_buffer = build_demo_replay(cfg, ctx)
         self.share = PriorityShare(self.demo_buffer, ctx.replay)
         self.loss_fn.buffers = [ctx.replay, self.demo_buffer]
         sources = [MixSource(self.demo_buffer, self.share)]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from agents.core.actor import FinishedEpisode
 from agents.core.algorithm import Algorithm
-from agents.core.demos import cut_demo_replay
+from agents.core.demos import build_demo_replay
 from agents.core.mixing import LinearSchedule, MixSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.trainer import TrainContext, TrainResult, train
@@ -45,16 +45,7 @@ class R2D3(Algorithm):
 
     def extra_sources(self, ctx: TrainContext) -> list[MixSource]:
         cfg = self.cfg
-        seqs = cut_demo_replay(cfg, ctx)
-        self.demo_buffer = PrioritizedSequenceReplay(
-            cfg.demo_capacity,
-            cfg.priority_alpha,
-            cfg.priority_beta,
-            cfg.priority_eta,
-            cfg.seed + 11,
-            "demo replay",
-        )
-        self.demo_buffer.add(seqs)
+        self.demo_buffer = build_demo_replay(cfg, ctx)
         sources = [MixSource(self.demo_buffer, self.schedule)]
         if cfg.episode_memory_ratio > 0:
             buf = PrioritizedSequenceReplay(
