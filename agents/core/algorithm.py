@@ -34,5 +34,12 @@ class Algorithm:
         """Extra scalars for the training log."""
         return {}
 
+    def state_dict(self) -> dict[str, float | int | None]:
+        """Plain numbers the algorithm needs back on --resume (saved in checkpoints)."""
+        return {}
+
+    def load_state_dict(self, state: dict[str, float | int | None]) -> None:
+        """Restore what :meth:`state_dict` gave."""
+
 
 __all__ = ["Algorithm"]

@@ -8,10 +8,12 @@ import re
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import torch
 
 CHECKPOINT_DIR = "checkpoints"
 FINAL_NAME = "final.pt"
+REPLAY_NAME = "replay.npz"
 _PERIODIC = re.compile(r"^step-(\d+)\.pt$")
 
 
@@ -53,6 +55,45 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def save_replays(run_dir: Path, env_steps: int, buffers: dict[str, dict[str, np.ndarray]]) -> Path:
+    """Write the buffers' arrays (``PrioritizedSequenceReplay.state_arrays``) to
+    ``checkpoints/replay.npz`` atomically, tagged with the env steps of their checkpoint."""
+    path = run_dir / CHECKPOINT_DIR / REPLAY_NAME
+    path.parent.mkdir(parents=True, exist_ok=True)
+    arrays = {"env_steps": np.array(env_steps, np.int64)}
+    for i, (name, state) in enumerate(buffers.items()):
+        arrays[f"b{i}.name"] = np.frombuffer(name.encode("utf-8"), np.uint8)
+        arrays.update({f"b{i}.{k}": v for k, v in state.items()})
+    tmp = path.with_name(path.name + ".tmp.npz")
+    np.savez(tmp, **arrays)
+    os.replace(tmp, path)
+    return path
+
+
+def load_replays(run_dir: Path) -> tuple[int, dict[str, dict[str, np.ndarray]]] | None:
+    """``(env_steps, {buffer name: arrays})`` from ``checkpoints/replay.npz``, or None when
+    there is none. Read with ``allow_pickle=False``."""
+    path = run_dir / CHECKPOINT_DIR / REPLAY_NAME
+    if not path.exists():
+        return None
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            arrays = {k: z[k] for k in z.files}
+        env_steps = int(arrays.pop("env_steps"))
+        prefixes = sorted({k.split(".", 1)[0] for k in arrays})
+        out: dict[str, dict[str, np.ndarray]] = {}
+        for pre in prefixes:
+            name = arrays[f"{pre}.name"].tobytes().decode("utf-8")
+            out[name] = {
+                k[len(pre) + 1 :]: v
+                for k, v in arrays.items()
+                if k.startswith(pre + ".") and k != f"{pre}.name"
+            }
+    except Exception as exc:  # zip, npy and key errors of a damaged or foreign file
+        raise CheckpointError(path, f"expected a DemoStudio replay file, got {exc}") from None
+    return env_steps, out
+
+
 REQUIRED_KEYS = ("algo", "config", "network", "obs_spec", "num_actions", "counters")
 
 
@@ -90,7 +131,9 @@ __all__ = [
     "CheckpointError",
     "latest_checkpoint",
     "load_checkpoint",
+    "load_replays",
     "periodic_path",
     "prune_checkpoints",
     "save_checkpoint",
+    "save_replays",
 ]

@@ -27,7 +27,10 @@ class CoreConfig:
     run_dir: Path | None = None
     """Output folder (metrics, TensorBoard, checkpoints); default runs/<algo>-<env>-s<seed>."""
     resume: bool = False
-    """Continue from the last checkpoint in run_dir (replay is refilled, not restored)."""
+    """Continue from the last checkpoint in run_dir (with its replay if --save-replay was on)."""
+    save_replay: bool = False
+    """Save the agent replay (and episode memory) with every checkpoint, as
+    checkpoints/replay.npz, so --resume continues with it; large for image observations."""
     checkpoint_every: int = 25_000
     """Save a checkpoint every this many env steps (and always at the end)."""
     keep_checkpoints: int = 3

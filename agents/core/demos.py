@@ -170,6 +170,7 @@ def build_demo_replay(cfg: Any, ctx: TrainContext) -> PrioritizedSequenceReplay:
         cfg.priority_eta,
         cfg.seed + 11,
         "demo replay",
+        persistent=False,  # rebuilt from the demo files on --resume
     )
     buffer.add(seqs)
     return buffer

@@ -98,8 +98,11 @@ class PrioritizedSequenceReplay:
         eta: float = 0.9,
         seed: int | None = None,
         name: str = "replay",
+        persistent: bool = True,
     ):
         self.capacity = capacity
+        self.persistent = persistent
+        """Saved with checkpoints when asked (False for buffers rebuilt from files)."""
         self.alpha = alpha
         self.beta = beta
         self.eta = eta
@@ -168,6 +171,56 @@ class PrioritizedSequenceReplay:
     def priorities(self) -> np.ndarray:
         """Raw (un-exponentiated) priorities of the stored items."""
         return self._raw[: self.size].copy()
+
+    def state_arrays(self) -> dict[str, np.ndarray]:
+        """Contents, priorities and counters as plain arrays (for ``np.savez``)."""
+        out = {
+            "counters": np.array([self.capacity, self._next, self.size, self.added], np.int64),
+            "max_priority": np.array(self.max_priority, np.float64),
+            "priorities": self._raw[: self.size].copy(),
+        }
+        if self._data is not None and self.size:
+            for k, v in self._data.obs.items():
+                out[f"obs.{k}"] = v[: self.size]
+            for name in SequenceBatch._fields:
+                if name != "obs":
+                    out[name] = getattr(self._data, name)[: self.size]
+        return out
+
+    def load_state_arrays(self, arrays: dict[str, np.ndarray], where: str) -> None:
+        """Restore what :meth:`state_arrays` gave; ``where`` names the source in errors."""
+        try:
+            capacity, nxt, size, added = (int(x) for x in arrays["counters"])
+            priorities = np.asarray(arrays["priorities"], np.float64)
+            max_priority = float(arrays["max_priority"])
+            if capacity != self.capacity:
+                raise ValueError(f"capacity {self.capacity}, got {capacity}")
+            if not 0 <= size <= capacity or not 0 <= nxt < capacity or len(priorities) != size:
+                raise ValueError(f"0 <= size <= capacity and one priority per item, got {size}")
+            data = None
+            if size:
+                obs = {k[4:]: v for k, v in arrays.items() if k.startswith("obs.")}
+                fields = {n: arrays[n] for n in SequenceBatch._fields if n != "obs"}
+                batch = SequenceBatch(obs=obs, **fields)
+                if any(len(v) != size for v in [*obs.values(), *fields.values()]):
+                    raise ValueError(f"{size} items in every array")
+                data = self._allocate(batch)
+                for k, v in obs.items():
+                    data.obs[k][:size] = v
+                for n, v in fields.items():
+                    getattr(data, n)[:size] = v
+        except KeyError as exc:
+            raise ValueError(f"{where}: {self.name}: expected array {exc}, got none") from None
+        except (TypeError, ValueError) as exc:
+            raise ValueError(f"{where}: {self.name}: expected {exc}") from None
+        self._data = data
+        self._next, self.size, self.added = nxt, size, added
+        self.max_priority = max_priority
+        self._raw[:] = 0.0
+        self._raw[:size] = np.maximum(priorities, 1e-8)
+        self.tree = SumTree(self.capacity)
+        if size:
+            self.tree.set(np.arange(size), self._raw[:size] ** self.alpha)
 
 
 def _take(batch: SequenceBatch, index: np.ndarray) -> SequenceBatch:

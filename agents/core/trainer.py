@@ -21,9 +21,11 @@ from agents.core.checkpoint import (
     CheckpointError,
     latest_checkpoint,
     load_checkpoint,
+    load_replays,
     periodic_path,
     prune_checkpoints,
     save_checkpoint,
+    save_replays,
 )
 from agents.core.config import CoreConfig, config_to_dict
 from agents.core.evaluate import EvalResult, run_episodes
@@ -96,7 +98,37 @@ def checkpoint_payload(algo: Algorithm, ctx: TrainContext, counters: dict[str, i
         "obs_spec": spec_to_json(ctx.preprocess.spec),
         "num_actions": ctx.network.num_actions,
         "counters": dict(counters),
+        "algo_state": algo.state_dict(),
     }
+
+
+def restore_replays(ctx: TrainContext, mix: ReplayMix, env_steps: int) -> str:
+    """Load checkpoints/replay.npz into the persistent buffers of ``mix`` when it belongs to
+    the checkpoint being resumed (same env steps, same sequence length); returns what was
+    done, for the log."""
+    saved = load_replays(ctx.run_dir)
+    if saved is None:
+        return "no saved replay (run without --save-replay): the replay refills"
+    saved_steps, arrays = saved
+    if saved_steps != env_steps:
+        return (
+            f"saved replay is from env step {saved_steps}, the checkpoint from {env_steps}: "
+            "the replay refills"
+        )
+    loaded = []
+    for buf in mix.buffers:
+        state = arrays.get(buf.name)
+        if not buf.persistent or state is None:
+            continue
+        length = state["action"].shape[1] if "action" in state else ctx.cfg.sequence_length
+        if length != ctx.cfg.sequence_length:
+            return (
+                f"saved {buf.name} holds sequences of {length} steps, this run uses "
+                f"{ctx.cfg.sequence_length}: the replay refills"
+            )
+        buf.load_state_arrays(state, str(ctx.run_dir / "checkpoints" / "replay.npz"))
+        loaded.append(f"{buf.name} {len(buf)} sequences")
+    return "restored " + ", ".join(loaded)
 
 
 def evaluate_network(ctx: TrainContext, episodes: int, seed: int) -> EvalResult:
@@ -120,6 +152,7 @@ def train(cfg: CoreConfig, algo: Algorithm) -> TrainResult:
     learner = Learner(network, cfg, device, algo.loss_fn)
     counters = {"env_steps": 0, "updates": 0, "episodes": 0}
     previous = latest_checkpoint(run_dir)
+    payload = None
     if cfg.resume:
         if previous is None:
             raise CheckpointError(
@@ -154,6 +187,10 @@ def train(cfg: CoreConfig, algo: Algorithm) -> TrainResult:
     )
     ctx = TrainContext(cfg, env, preprocess, network, learner, replay, device, run_dir)
     mix = ReplayMix(replay, algo.extra_sources(ctx), seed=cfg.seed + 1)
+    resume_note = None
+    if payload is not None:
+        resume_note = restore_replays(ctx, mix, counters["env_steps"])
+        algo.load_state_dict(payload.get("algo_state") or {})
     kwargs = cfg.make_kwargs()
     policy = BatchPolicy(
         network,
@@ -193,9 +230,17 @@ def train(cfg: CoreConfig, algo: Algorithm) -> TrainResult:
     next_ckpt = counters["env_steps"] + cfg.checkpoint_every
     t_log, steps_log, updates_log = time.perf_counter(), counters["env_steps"], learner.updates
 
+    if resume_note is not None:
+        logger.log("resume", counters["env_steps"], replay_items=len(replay), note=resume_note)
+        if cfg.progress:
+            bar.write(f"resumed at {counters['env_steps']} env steps; {resume_note}")
+
     def save(path: Path) -> None:
         counters["updates"] = learner.updates
         save_checkpoint(path, checkpoint_payload(algo, ctx, counters))
+        if cfg.save_replay:
+            buffers = {b.name: b.state_arrays() for b in mix.buffers if b.persistent}
+            save_replays(run_dir, counters["env_steps"], buffers)
 
     def run_eval(env_steps: int) -> EvalResult:
         result = evaluate_network(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + env_steps)

@@ -65,6 +65,26 @@ class R2D3(Algorithm):
         if self.memory is not None:
             self.memory.offer(episode)
 
+    def state_dict(self) -> dict[str, float | int | None]:
+        if self.memory is None:
+            return {}
+        return {
+            "episode_memory_best": self.memory.best,
+            "episode_memory_episodes": self.memory.episodes,
+        }
+
+    def load_state_dict(self, state: dict[str, float | int | None]) -> None:
+        # only with its buffer restored: a best return without the episodes behind it
+        # would keep the memory empty
+        if (
+            self.memory is not None
+            and len(self.memory.buffer)
+            and "episode_memory_episodes" in state
+        ):
+            best = state.get("episode_memory_best")
+            self.memory.best = None if best is None else float(best)
+            self.memory.episodes = int(state["episode_memory_episodes"] or 0)
+
     def metrics(self, ctx: TrainContext, env_steps: int) -> dict[str, float]:
         out = {"demo_ratio": self.schedule(env_steps)}
         if self.memory is not None and self.memory.best is not None:

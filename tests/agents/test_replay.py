@@ -100,3 +100,47 @@ def test_alpha_zero_is_uniform_but_keeps_priorities():
     counts = np.bincount(np.concatenate([buf.sample(4).index for _ in range(200)]), minlength=4)
     assert counts.min() > 150  # stratified over equal masses: uniform
     np.testing.assert_allclose(buf.sample(4).weight, 1.0)
+
+
+def test_replay_state_round_trip_samples_the_same(tmp_path):
+    from agents.core.checkpoint import load_replays, save_replays
+
+    buf = PrioritizedSequenceReplay(8, alpha=0.7, seed=3, name="agent replay")
+    buf.add(make_batch(list(range(5))))
+    buf.add(make_batch(list(range(5, 11))))  # wraps: ids 8..10 overwrite 0..2
+    buf.update_priorities(np.array([0, 5]), np.array([9.0, 0.2]))
+    save_replays(tmp_path, 123, {buf.name: buf.state_arrays()})
+    steps, arrays = load_replays(tmp_path)
+    assert steps == 123
+
+    back = PrioritizedSequenceReplay(8, alpha=0.7, seed=3, name="agent replay")
+    back.load_state_arrays(arrays["agent replay"], "replay.npz")
+    assert (back.size, back.added, back.max_priority) == (8, 11, 9.0)
+    np.testing.assert_array_equal(back.priorities(), buf.priorities())
+    assert back.tree.total == pytest.approx(buf.tree.total)
+    a, b = buf.sample(64), back.sample(64)  # same rng seed, same tree -> same draws
+    np.testing.assert_array_equal(a.index, b.index)
+    np.testing.assert_array_equal(a.batch.obs["obs"], b.batch.obs["obs"])
+    np.testing.assert_array_equal(a.batch.h0, b.batch.h0)
+    # the ring position carried over: the next add overwrites the oldest (id 3)
+    back.add(make_batch([99]))
+    assert 3 not in back._data.obs["obs"][:, 0, 0] and 99 in back._data.obs["obs"][:, 0, 0]
+
+
+def test_replay_state_mismatch_and_damage_are_named(tmp_path):
+    from agents.core.checkpoint import CheckpointError, load_replays, save_replays
+
+    buf = PrioritizedSequenceReplay(8, name="agent replay")
+    buf.add(make_batch([1, 2]))
+    state = buf.state_arrays()
+    with pytest.raises(ValueError, match=r"replay.npz: agent replay: expected capacity 4, got 8"):
+        PrioritizedSequenceReplay(4, name="agent replay").load_state_arrays(state, "replay.npz")
+    del state["priorities"]
+    with pytest.raises(ValueError, match="expected array 'priorities', got none"):
+        PrioritizedSequenceReplay(8, name="agent replay").load_state_arrays(state, "replay.npz")
+
+    save_replays(tmp_path, 1, {"agent replay": buf.state_arrays()})
+    path = tmp_path / "checkpoints" / "replay.npz"
+    path.write_bytes(path.read_bytes()[:100])
+    with pytest.raises(CheckpointError, match=r"replay\.npz: expected a DemoStudio replay file"):
+        load_replays(tmp_path)

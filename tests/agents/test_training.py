@@ -70,6 +70,39 @@ def test_short_r2d2_run_logs_checkpoints_and_resumes(tmp_path):
     assert float(steps[0]) == resumed.updates
 
 
+def test_resume_with_saved_replay_continues_with_it(tmp_path, record_demos):
+    demos = record_demos(tmp_path / "demos", "CartPole-v1", 1)
+    run = tmp_path / "run"
+    cfg = dict(TINY, demos=(demos,), episode_memory_ratio=0.1, episode_memory_capacity=64)
+    first = train_r2d3(R2D3Config(**cfg, total_env_steps=900, run_dir=run, save_replay=True))
+    saved = np.load(run / "checkpoints" / "replay.npz", allow_pickle=False)
+    assert int(saved["env_steps"]) == first.env_steps
+    names = {saved[k].tobytes().decode() for k in saved.files if k.endswith(".name")}
+    assert names == {"agent replay", "episode memory"}  # the demo replay is rebuilt instead
+    agent_items = next(
+        len(saved[k.replace(".name", ".priorities")])
+        for k in saved.files
+        if k.endswith(".name") and saved[k].tobytes() == b"agent replay"
+    )
+    payload = load_checkpoint(run)
+    assert payload["algo_state"]["episode_memory_episodes"] > 0
+
+    resumed = train_r2d3(R2D3Config(**cfg, total_env_steps=1200, run_dir=run, resume=True))
+    note = [r for r in read_metrics(run) if r["kind"] == "resume"][-1]
+    assert note["env_steps"] == first.env_steps and note["replay_items"] == agent_items
+    assert note["note"].startswith(f"restored agent replay {agent_items} sequences")
+    assert "episode memory" in note["note"]
+    assert resumed.updates > first.updates
+
+
+def test_resume_without_saved_replay_says_it_refills(tmp_path):
+    run = tmp_path / "run"
+    train_r2d2(R2D2Config(**TINY, total_env_steps=300, run_dir=run))
+    train_r2d2(R2D2Config(**TINY, total_env_steps=600, run_dir=run, resume=True))
+    note = [r for r in read_metrics(run) if r["kind"] == "resume"][-1]
+    assert note["replay_items"] == 0 and "refills" in note["note"]
+
+
 def test_checkpoint_round_trip_restores_the_same_policy(tmp_path):
     from agents.core.restore import restore_agent
 
