@@ -102,6 +102,20 @@ def checkpoint_payload(algo: Algorithm, ctx: TrainContext, counters: dict[str, i
     }
 
 
+# fields that may change between a run and its resumption without comment
+_RESUME_FREE = {"resume", "total_env_steps", "progress", "tensorboard", "device", "run_dir"}
+
+
+def config_changes(saved: dict, cfg: CoreConfig) -> list[str]:
+    """``field saved -> now`` for each config field that differs from the resumed run's."""
+    now = config_to_dict(cfg)
+    return [
+        f"{k} {saved[k]!r} -> {v!r}"
+        for k, v in now.items()
+        if k not in _RESUME_FREE and k in saved and saved[k] != v
+    ]
+
+
 def restore_replays(ctx: TrainContext, mix: ReplayMix, env_steps: int) -> str:
     """Load checkpoints/replay.npz into the persistent buffers of ``mix`` when it belongs to
     the checkpoint being resumed (same env steps, same sequence length); returns what was
@@ -190,6 +204,9 @@ def train(cfg: CoreConfig, algo: Algorithm) -> TrainResult:
     resume_note = None
     if payload is not None:
         resume_note = restore_replays(ctx, mix, counters["env_steps"])
+        changes = config_changes(payload["config"], cfg)
+        if changes:
+            resume_note += "; config changed from the saved run: " + ", ".join(changes)
         algo.load_state_dict(payload.get("algo_state") or {})
     kwargs = cfg.make_kwargs()
     policy = BatchPolicy(

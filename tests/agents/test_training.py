@@ -101,6 +101,13 @@ def test_resume_without_saved_replay_says_it_refills(tmp_path):
     train_r2d2(R2D2Config(**TINY, total_env_steps=600, run_dir=run, resume=True))
     note = [r for r in read_metrics(run) if r["kind"] == "resume"][-1]
     assert note["replay_items"] == 0 and "refills" in note["note"]
+    assert "config changed" not in note["note"]  # a longer budget is not a change worth noting
+    changed = {**TINY, "env_steps_per_update": 4.0}
+    train_r2d2(R2D2Config(**changed, total_env_steps=700, run_dir=run, resume=True))
+    note = [r for r in read_metrics(run) if r["kind"] == "resume"][-1]
+    assert note["note"].endswith(
+        "config changed from the saved run: env_steps_per_update 8.0 -> 4.0"
+    )
 
 
 def test_checkpoint_round_trip_restores_the_same_policy(tmp_path):
