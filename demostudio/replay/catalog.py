@@ -6,7 +6,18 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from demostudio.episode import EpisodeError, EpisodeSummary, read_summary, scan
+from demostudio.episode import (
+    EpisodeError,
+    EpisodeSummary,
+    find_episodes,
+    find_partials,
+    read_summary,
+    scan,
+)
+
+PARTIAL_ERROR = (
+    "unfinished recording: still being recorded, or left by a crash (run demostudio recover)"
+)
 
 
 @dataclass(frozen=True)
@@ -25,15 +36,51 @@ class Catalog:
 
     def __init__(self, paths: list[Path]):
         self.roots = [Path(p) for p in paths]
-        self.entries: list[Entry] = []
-        for e in scan(self.roots):
-            error = e.error
-            if e.partial:
-                error = f"unfinished recording ({error or 'partial'}); run demostudio recover"
-            self.entries.append(Entry(e.path, e.summary, error if e.summary is None else None))
+        self.entries: list[Entry] = self._read(self.roots)
         self.index = 0 if self.entries else -1
         self.version = 0
         """Bumped whenever an entry changes, so views know to redraw."""
+
+    @staticmethod
+    def _read(paths: list[Path]) -> list[Entry]:
+        """Entries for episode files and folders (a folder's ``.partial`` files included)."""
+        out = []
+        for e in scan(paths):
+            error = PARTIAL_ERROR if e.partial else e.error
+            out.append(Entry(e.path, e.summary, error if e.summary is None else None))
+        return out
+
+    def _on_disk(self) -> tuple[set[Path], set[Path]]:
+        """(episode files, ``.partial`` files) now under the roots that still exist."""
+        roots = [r for r in self.roots if r.exists()]
+        partials = {p for r in roots if r.is_dir() for p in find_partials(r)}
+        return set(find_episodes(roots)), partials
+
+    def refresh(self, reread_errors: bool = False) -> tuple[int, int]:
+        """Pick up files added under the roots and drop files that are gone (a finished
+        recording replaces its ``.partial`` row); ``reread_errors`` also re-reads the files
+        that failed to open. The current entry stays current while it exists.
+        Returns (added, removed)."""
+        episodes, partials = self._on_disk()
+        known = {e.path for e in self.entries}
+        retry = {e.path for e in self.entries if not e.ok} & episodes if reread_errors else set()
+        gone = known - episodes - partials
+        new_episodes, new_partials = episodes - known, partials - known
+        if not (gone or new_episodes or new_partials or retry):
+            return 0, 0
+        current = self.current.path if self.current else None
+        by_path = {e.path: e for e in self.entries if e.path not in gone}
+        by_path.update((e.path, e) for e in self._read(sorted(new_episodes | retry)))
+        by_path.update((p, Entry(p, None, PARTIAL_ERROR)) for p in new_partials)
+        # as at opening: episode files by path, then the unfinished ones
+        self.entries = [by_path[p] for p in sorted(by_path, key=lambda p: (p in partials, p))]
+        paths = [e.path for e in self.entries]
+        if current in paths:
+            self.index = paths.index(current)
+        else:
+            self.index = min(max(self.index, 0), len(self.entries) - 1)
+        self.version += 1
+        return len(new_episodes) + len(new_partials), len(gone)
 
     def __len__(self) -> int:
         return len(self.entries)

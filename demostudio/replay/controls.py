@@ -26,6 +26,8 @@ class Command(Enum):
     MARK_IN = auto()
     MARK_OUT = auto()
     CLEAR_MARKS = auto()
+    TOGGLE_LOOP = auto()
+    RESCAN = auto()
     PREV_EPISODE = auto()
     NEXT_EPISODE = auto()
     TOGGLE_OVERLAY = auto()
@@ -74,6 +76,7 @@ BINDINGS: tuple[Binding, ...] = (
     Binding(pygame.K_i, "", Command.MARK_IN, "I"),
     Binding(pygame.K_o, "", Command.MARK_OUT, "O"),
     Binding(pygame.K_c, "", Command.CLEAR_MARKS, "C"),
+    Binding(pygame.K_l, "shift", Command.TOGGLE_LOOP, "Shift+L"),
     Binding(pygame.K_UP, "", Command.PREV_EPISODE, "Up / P / PgUp"),
     Binding(pygame.K_p, "", Command.PREV_EPISODE, ""),
     Binding(pygame.K_PAGEUP, "", Command.PREV_EPISODE, ""),
@@ -82,6 +85,7 @@ BINDINGS: tuple[Binding, ...] = (
     Binding(pygame.K_PAGEDOWN, "", Command.NEXT_EPISODE, ""),
     Binding(pygame.K_TAB, "", Command.TOGGLE_OVERLAY, "Tab"),
     Binding(pygame.K_l, "", Command.TOGGLE_LIST, "L"),
+    Binding(pygame.K_F5, "", Command.RESCAN, "F5"),
     Binding(pygame.K_h, "", Command.TOGGLE_HELP, "H / F1"),
     Binding(pygame.K_F1, "", Command.TOGGLE_HELP, ""),
     Binding(pygame.K_g, "", Command.TAG_GOOD, "G"),
@@ -114,6 +118,8 @@ HELP: dict[Command, str] = {
     Command.MARK_IN: "mark in (start of range)",
     Command.MARK_OUT: "mark out (end of range)",
     Command.CLEAR_MARKS: "clear in / out marks",
+    Command.TOGGLE_LOOP: "loop the marked range (or the episode)",
+    Command.RESCAN: "rescan the folders now (also every 2 s)",
     Command.PREV_EPISODE: "previous episode",
     Command.NEXT_EPISODE: "next episode",
     Command.TOGGLE_OVERLAY: "show / hide the overlay",
@@ -183,6 +189,7 @@ def apply_playback(command: Command, pb: Playback) -> bool:
         Command.MARK_IN: pb.set_in,
         Command.MARK_OUT: pb.set_out,
         Command.CLEAR_MARKS: pb.clear_marks,
+        Command.TOGGLE_LOOP: pb.toggle_loop,
     }
     action = actions.get(command)
     if action is None:

@@ -121,7 +121,8 @@ def _draw_status(v: Viewer) -> None:
     if pb is not None:
         state = ("<< " if pb.reverse else ">> ") if pb.playing else "|| "
         text = (
-            f"{state}{pb.speed:g}x{'  reverse' if pb.reverse else ''}   frame {pb.frame}/"
+            f"{state}{pb.speed:g}x{'  reverse' if pb.reverse else ''}"
+            f"{'  loop' if pb.loop else ''}   frame {pb.frame}/"
             f"{pb.last}   {format_time(pb.seconds)}   {pb.fps:g} fps"
         )
         if pb.mark_in is not None or pb.mark_out is not None:

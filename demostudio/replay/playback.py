@@ -27,6 +27,8 @@ class Playback:
     reverse: bool = False
     mark_in: int | None = None
     mark_out: int | None = None
+    loop: bool = False
+    """Playing past either end of the marked range (or the episode) wraps to its other end."""
 
     def __post_init__(self) -> None:
         if self.n_frames < 1:
@@ -78,7 +80,7 @@ class Playback:
         self.seek(self.last)
 
     def toggle_play(self) -> None:
-        if not self.playing:
+        if not self.playing and not self.loop:
             # Playing from the end it is heading to starts over from the other end.
             if not self.reverse and self.frame >= self.last:
                 self.seek(0)
@@ -114,14 +116,19 @@ class Playback:
     def clear_marks(self) -> None:
         self.mark_in = self.mark_out = None
 
+    def toggle_loop(self) -> None:
+        self.loop = not self.loop
+
     def tick(self, dt: float) -> int:
         """Advance the clock by ``dt`` seconds; returns how many frames the shown frame moved
-        (0 when paused). Stops at either end."""
+        (0 when paused). Stops at either end, or wraps within the range when looping."""
         if not self.playing or dt <= 0:
             return 0
         before = self.frame
         step = dt * self.fps * self.speed
-        if self.reverse:
+        if self.loop:
+            self._tick_loop(step)
+        elif self.reverse:
             self.position -= step
             if self.position < 0:
                 self.position, self.playing = 0.0, False
@@ -130,3 +137,22 @@ class Playback:
             if self.position >= self.last:
                 self.position, self.playing = float(self.last), False
         return abs(self.frame - before)
+
+    def _tick_loop(self, step: float) -> None:
+        # Each frame of [start, end] is shown while the position is in [f, f + 1), so the
+        # range spans positions [start, end + 1) and its last frame gets its full time too.
+        # A position outside the range plays on into it (as an A-B loop does).
+        start, end = self.selection()
+        span = end + 1 - start
+        if self.reverse:
+            was_inside = self.position >= start
+            self.position -= step
+            if was_inside and self.position < start:
+                self.position = end + 1 - (start - self.position) % span
+                if self.position >= end + 1:
+                    self.position = end + _JUST_BELOW_ONE
+        else:
+            was_inside = self.position < end + 1
+            self.position += step
+            if was_inside and self.position >= end + 1:
+                self.position = start + (self.position - end - 1) % span

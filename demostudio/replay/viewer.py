@@ -30,6 +30,8 @@ from .verify_process import VerifyProcess
 
 MAX_FPS = 60
 MESSAGE_SECONDS = 6.0
+RESCAN_INTERVAL_S = 2.0
+"""How often the viewer looks for episodes added to or removed from its folders."""
 
 
 class Viewer:
@@ -67,6 +69,7 @@ class Viewer:
         """Mouse x over the timeline (its frame is labelled), None elsewhere."""
         self._overlay_key: tuple | None = None
         self._overlay_image: pygame.Surface | None = None
+        self._next_rescan = time.monotonic() + RESCAN_INTERVAL_S
         self._relayout()
         self.open_current()
 
@@ -83,6 +86,7 @@ class Viewer:
     def open_current(self, keep: Playback | None = None) -> None:
         """Open the catalog's current entry (``keep``: restore its position and marks)."""
         speed = self.playback.speed_index if self.playback else NORMAL_SPEED
+        loop = self.playback.loop if self.playback else False
         if self.episode is not None:
             self.episode.close()
         self.episode, self.playback = None, None
@@ -101,11 +105,32 @@ class Viewer:
         except (EpisodeError, OSError, ValueError, KeyError) as exc:
             self.catalog.mark_error(self.catalog.index, str(exc))
             return
-        self.playback = Playback(self.episode.n_frames, self.episode.fps, speed_index=speed)
+        self.playback = Playback(
+            self.episode.n_frames, self.episode.fps, speed_index=speed, loop=loop
+        )
         if keep is not None:
             self.playback.seek(keep.frame)
             self.playback.mark_in, self.playback.mark_out = keep.mark_in, keep.mark_out
             self.playback.reverse = keep.reverse
+
+    def rescan(self, manual: bool = False) -> None:
+        """Pick up episodes added to (or removed from) the folders being viewed; ``manual``
+        (F5) also retries files that failed to open and says when nothing changed."""
+        self._next_rescan = time.monotonic() + RESCAN_INTERVAL_S
+        before = self.catalog.current.path if self.catalog.current else None
+        try:
+            added, removed = self.catalog.refresh(reread_errors=manual)
+        except OSError as exc:
+            self.say(f"could not look for new episodes: {exc}", theme.WARN)
+            return
+        entry = self.catalog.current
+        if entry is None or entry.path != before or (entry.ok and self.episode is None):
+            self.open_current()
+        if added or removed:
+            parts = [f"{n} {what}" for n, what in ((added, "new"), (removed, "gone")) if n]
+            self.say("episodes: " + ", ".join(parts))
+        elif manual:
+            self.say("no new episodes")
 
     def select(self, index: int) -> None:
         if self.catalog.select(index):
@@ -305,6 +330,8 @@ class Viewer:
             self._relayout()
         elif command is Command.TOGGLE_HELP:
             self.show_help = not self.show_help
+        elif command is Command.RESCAN:
+            self.rescan(manual=True)
         elif entry is None or entry.summary is None:
             self.say("no episode open", theme.WARN)
         elif command is Command.TAG_GOOD:
@@ -348,6 +375,8 @@ class Viewer:
         if self.jobs:
             self._collect_jobs()
             self.dirty = True
+        if time.monotonic() >= self._next_rescan:
+            self.rescan()
         if self.message[0] and time.monotonic() > self.message[2]:
             self.message = ("", theme.TEXT, 0.0)
             self.dirty = True

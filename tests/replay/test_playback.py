@@ -97,6 +97,61 @@ def test_in_out_marks_select_a_range():
     assert pb.selection() == (0, 99)
 
 
+def test_loop_wraps_inside_the_marked_range_and_shows_every_frame():
+    pb = Playback(n_frames=100, fps=10)
+    pb.seek(10)
+    pb.set_in()
+    pb.seek(14)
+    pb.set_out()
+    pb.toggle_loop()
+    pb.seek(10)
+    pb.toggle_play()
+    shown = []
+    for _ in range(12):
+        shown.append(pb.frame)
+        pb.tick(0.1)  # one frame at 10 fps
+    assert shown == [10, 11, 12, 13, 14, 10, 11, 12, 13, 14, 10, 11] and pb.playing
+    pb.toggle_reverse()  # at 12 going back: 12 11 10 14 13 ...
+    shown = []
+    for _ in range(6):
+        shown.append(pb.frame)
+        pb.tick(0.1)
+    assert shown == [12, 11, 10, 14, 13, 12]
+    # a long tick wraps by the remainder: 8x for a second = 80 frames = 16 turns of 5
+    pb.toggle_reverse()
+    pb.seek(11)
+    pb.set_speed(8.0)
+    pb.tick(1.0)
+    assert pb.frame == 11 and pb.playing
+
+
+def test_loop_plays_into_the_range_and_loops_the_whole_episode_without_marks():
+    pb = Playback(n_frames=30, fps=10)
+    pb.seek(25)
+    pb.set_in()
+    pb.seek(27)
+    pb.set_out()
+    pb.toggle_loop()
+    pb.seek(20)  # before the range: plays on into it, then loops there
+    pb.toggle_play()
+    shown = []
+    for _ in range(10):
+        shown.append(pb.frame)
+        pb.tick(0.1)
+    assert shown == [20, 21, 22, 23, 24, 25, 26, 27, 25, 26]
+    pb.clear_marks()
+    pb.seek(28)
+    shown = []
+    for _ in range(4):
+        shown.append(pb.frame)
+        pb.tick(0.1)
+    assert shown == [28, 29, 0, 1]
+    pb.toggle_loop()  # off again: stops at the end
+    pb.seek(28)
+    pb.tick(1.0)
+    assert pb.frame == 29 and not pb.playing
+
+
 def test_bad_construction():
     with pytest.raises(ValueError, match="expected at least one frame"):
         Playback(n_frames=0, fps=30)

@@ -378,3 +378,65 @@ def test_a_failed_tag_write_is_reported_and_the_episode_stays_open(viewer, monke
     press(viewer, pygame.K_g)
     assert "could not save" in viewer.message[0] and "Permission denied" in viewer.message[0]
     assert viewer.episode is not None and viewer.playback.frame == 4
+
+
+def _rescan_due(v) -> None:
+    v._next_rescan = 0.0  # as if RESCAN_INTERVAL_S had passed
+    v.update(0.0)
+
+
+def test_files_added_or_removed_while_open_are_picked_up(viewer, folder, episodes):
+    import shutil
+
+    viewer.playback.seek(5)
+    shutil.copy2(episodes[1], folder / "zz-new.h5")
+    (folder / "recording.h5.partial").write_bytes(b"still being written")
+    _rescan_due(viewer)
+    paths = [e.path for e in viewer.catalog.entries]
+    assert paths == [*episodes, folder / "zz-new.h5", folder / "recording.h5.partial"]
+    assert viewer.catalog.entries[3].ok
+    assert "still being recorded" in viewer.catalog.entries[4].error
+    assert viewer.message[0] == "episodes: 2 new"
+    # the episode being watched stays open where it was
+    assert viewer.episode.path == episodes[0] and viewer.playback.frame == 5
+
+    # the recording finishes (its .partial becomes an episode) and the open file is deleted
+    (folder / "recording.h5.partial").unlink()
+    shutil.copy2(episodes[2], folder / "recording.h5")
+    episodes[0].unlink()
+    _rescan_due(viewer)
+    paths = [e.path for e in viewer.catalog.entries]
+    assert paths == [episodes[1], episodes[2], folder / "recording.h5", folder / "zz-new.h5"]
+    assert viewer.message[0] == "episodes: 1 new, 2 gone"
+    assert viewer.episode.path == episodes[1] and viewer.catalog.index == 0
+    viewer.draw()
+
+
+def test_f5_rescans_now_and_retries_files_that_failed(viewer, folder, episodes):
+    import shutil
+
+    press(viewer, pygame.K_F5)
+    assert viewer.message[0] == "no new episodes"
+    late = folder / "zz-late.h5"
+    late.write_bytes(b"half copied")
+    press(viewer, pygame.K_F5)
+    assert viewer.message[0] == "episodes: 1 new" and not viewer.catalog.entries[3].ok
+    shutil.copy2(episodes[1], late)  # the copy completes
+    _rescan_due(viewer)  # the periodic look does not re-read known files...
+    assert not viewer.catalog.entries[3].ok
+    press(viewer, pygame.K_F5)  # ...F5 does
+    assert viewer.catalog.entries[3].ok
+    press(viewer, pygame.K_END)
+    press(viewer, pygame.K_PAGEDOWN, times=3)
+    assert viewer.episode is not None and viewer.episode.path == late
+
+
+def test_loop_key_loops_the_range_and_is_kept_across_episodes(viewer):
+    press(viewer, pygame.K_l, mod=pygame.KMOD_SHIFT)
+    assert viewer.playback.loop and viewer.show_list  # Shift+L is not L (list)
+    viewer.playback.seek(viewer.playback.last - 1)
+    press(viewer, pygame.K_SPACE)
+    viewer.update(3 / viewer.playback.fps)  # three frames: last-1, last, 0, 1
+    assert viewer.playback.playing and viewer.playback.frame == 1
+    press(viewer, pygame.K_DOWN)
+    assert viewer.playback.loop
