@@ -78,3 +78,40 @@ def test_bad_values_are_argparse_errors(capsys):
     with pytest.raises(SystemExit):
         _parse(["--lr", "fast"])
     assert "invalid float value" in capsys.readouterr().err
+
+
+@dataclass
+class Flat:
+    """A config without positionals (like the training configs)."""
+
+    lr: float = 1e-3
+    """Learning rate."""
+    verbose: bool = False
+    """Print more."""
+    demos: tuple[Path, ...] = ()
+    """Episode folders."""
+    out: Path | None = None
+    """Output folder."""
+
+
+def test_explicit_fields_are_the_flags_given():
+    from demostudio.cli.dataclass_args import explicit_fields
+
+    assert explicit_fields(Flat, []) == set()
+    assert explicit_fields(Flat, ["--lr=0.1", "--no-verbose", "--demos", "a", "b"]) == {
+        "lr",
+        "verbose",
+        "demos",
+    }
+    with pytest.raises(SystemExit):
+        explicit_fields(Flat, ["--lr", "fast"])
+
+
+def test_dataclass_from_values_restores_types_from_json():
+    from demostudio.cli.dataclass_args import dataclass_from_values
+
+    cfg = dataclass_from_values(
+        Flat, {"lr": 0.5, "demos": ["a", "b"], "out": "runs/x", "algo": "ignored"}
+    )
+    assert cfg == Flat(lr=0.5, demos=(Path("a"), Path("b")), out=Path("runs/x"))
+    assert dataclass_from_values(Flat, {"out": None}).out is None

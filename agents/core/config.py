@@ -27,7 +27,8 @@ class CoreConfig:
     run_dir: Path | None = None
     """Output folder (metrics, TensorBoard, checkpoints); default runs/<algo>-<env>-s<seed>."""
     resume: bool = False
-    """Continue from the last checkpoint in run_dir (with its replay if --save-replay was on)."""
+    """Continue from the last checkpoint in run_dir (with its replay if --save-replay was on);
+    `demostudio train` reuses the run's saved config, changing only the flags given."""
     save_replay: bool = False
     """Save the agent replay (and episode memory) with every checkpoint, as
     checkpoints/replay.npz, so --resume continues with it; large for image observations."""

@@ -141,6 +141,36 @@ def dataclass_from_args(cls: type, namespace: argparse.Namespace, **overrides: A
     return cls(**values)
 
 
+def explicit_fields(cls: type, argv: list[str]) -> set[str]:
+    """The fields of ``cls`` whose flags appear in ``argv`` (parsed, so ``--no-x`` and
+    ``--x=1`` count, and a bad value fails as it would in the real parse)."""
+    parser = config_parser(cls, prog="")
+    for action in parser._actions:  # argparse has no public way to drop every default
+        if action.dest != "help":
+            action.default = argparse.SUPPRESS
+    return set(vars(parser.parse_args(argv)))
+
+
+def dataclass_from_values(cls: type, values: dict[str, Any]) -> Any:
+    """Build ``cls`` from JSON-like values (e.g. a saved config): strings become Paths and
+    lists become tuples where the field's type says so; unknown keys are ignored."""
+    hints = get_type_hints(cls)
+    kwargs: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name not in values:
+            continue
+        value = values[f.name]
+        tp, _ = _unwrap_optional(hints[f.name])
+        if value is not None and tp is Path:
+            value = Path(value)
+        elif value is not None and get_origin(tp) in (tuple, list):
+            inner = [a for a in get_args(tp) if a is not Ellipsis]
+            convert = Path if inner and inner[0] is Path else (lambda x: x)
+            value = get_origin(tp)(convert(x) for x in value)
+        kwargs[f.name] = value
+    return cls(**kwargs)
+
+
 def config_parser(cls: type, prog: str, description: str | None = None) -> argparse.ArgumentParser:
     """A stand-alone parser for one config dataclass."""
     parser = argparse.ArgumentParser(
@@ -150,4 +180,11 @@ def config_parser(cls: type, prog: str, description: str | None = None) -> argpa
     return parser
 
 
-__all__ = ["add_dataclass_arguments", "config_parser", "dataclass_from_args", "field_docs"]
+__all__ = [
+    "add_dataclass_arguments",
+    "config_parser",
+    "dataclass_from_args",
+    "dataclass_from_values",
+    "explicit_fields",
+    "field_docs",
+]

@@ -17,6 +17,8 @@ from demostudio.cli.dataclass_args import (
     add_dataclass_arguments,
     config_parser,
     dataclass_from_args,
+    dataclass_from_values,
+    explicit_fields,
 )
 
 ALGORITHMS_HELP = (
@@ -38,6 +40,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     ns = parser.parse_args(args.args)
     cfg = dataclass_from_args(entry.config_cls, ns)
     try:
+        if cfg.resume:
+            cfg = resume_config(args.algo, entry.config_cls, cfg, ns, args.args)
         result = entry.train(cfg)
     except (ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from None
@@ -49,6 +53,21 @@ def cmd_train(args: argparse.Namespace) -> int:
     if result.solved_at is not None:
         print(f"reached --stop-return at {result.solved_at} env steps")
     return 0
+
+
+def resume_config(algo: str, cls: type, cfg, ns: argparse.Namespace, argv: list[str]):
+    """``--resume`` continues the run as it was configured: the config saved in its last
+    checkpoint, with only the flags given on this command line changed."""
+    from agents.core.checkpoint import latest_checkpoint, load_checkpoint
+    from agents.core.trainer import default_run_dir
+
+    run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(algo, cfg)
+    found = latest_checkpoint(run_dir)
+    if found is None:
+        return cfg  # the trainer says that there is nothing to resume
+    saved = load_checkpoint(found)["config"]
+    given = {k: v for k, v in vars(ns).items() if k in explicit_fields(cls, argv)}
+    return dataclass_from_values(cls, {**saved, **given, "run_dir": run_dir, "resume": True})
 
 
 @dataclass

@@ -223,6 +223,27 @@ def test_cli_train_evaluate_watch_plot(tmp_path, cartpole_demos, capsys):
     assert main(["train", "nope"]) == 2
 
 
+def test_cli_resume_continues_with_the_runs_own_config(tmp_path, cartpole_demos, capsys):
+    run = tmp_path / "run"
+    first = ["--num-actors", "2", "--hidden", "16", "--lstm", "16", "--burn-in", "2"]
+    first += ["--trace", "6", "--period", "3", "--batch-size", "8", "--min-replay", "8"]
+    first += ["--env-steps-per-update", "8", "--demo-ratio", "0.3", "--eval-every", "0"]
+    first += ["--no-progress", "--no-tensorboard", "--device", "cpu", "--run-dir", str(run)]
+    base = ["train", "r2d3", "--env", "CartPole-v1", "--demos", str(cartpole_demos)]
+    assert main([*base, *first, "--total-env-steps", "400"]) == 0
+    # only the run folder, the new budget and one changed flag: the rest comes from the run
+    again = ["train", "r2d3", "--run-dir", str(run), "--resume", "--total-env-steps", "600"]
+    assert main([*again, "--batch-size", "4", "--no-progress", "--no-tensorboard"]) == 0
+    saved = json.loads((run / "config.json").read_text())
+    assert saved["env"] == "CartPole-v1" and saved["hidden"] == 16 and saved["demo_ratio"] == 0.3
+    assert saved["env_steps_per_update"] == 8.0 and saved["batch_size"] == 4
+    assert saved["demos"] == [str(cartpole_demos)]
+    note = [r for r in read_metrics(run) if r["kind"] == "resume"][-1]["note"]
+    assert note.endswith("config changed from the saved run: batch_size 8 -> 4")
+    assert load_checkpoint(run)["counters"]["env_steps"] >= 600
+    capsys.readouterr()
+
+
 def test_train_cli_does_not_import_torch_or_agents():
     code = (
         "import sys; import demostudio.cli as c; c.build_parser(); "
