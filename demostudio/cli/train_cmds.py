@@ -40,7 +40,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     ns = parser.parse_args(args.args)
     cfg = dataclass_from_args(entry.config_cls, ns)
     try:
-        if cfg.resume:
+        if getattr(cfg, "resume", False):  # BC trains in one go and has no --resume
             cfg = resume_config(args.algo, entry.config_cls, cfg, ns, args.args)
         result = entry.train(cfg)
     except (ValueError, FileNotFoundError) as exc:
