@@ -55,10 +55,15 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
     return found[-1] if found else None
 
 
+def replay_path(run_dir: Path) -> Path:
+    """Where a run's saved replay lives (one file, rewritten with every checkpoint)."""
+    return run_dir / CHECKPOINT_DIR / REPLAY_NAME
+
+
 def save_replays(run_dir: Path, env_steps: int, buffers: dict[str, dict[str, np.ndarray]]) -> Path:
     """Write the buffers' arrays (``PrioritizedSequenceReplay.state_arrays``) to
     ``checkpoints/replay.npz`` atomically, tagged with the env steps of their checkpoint."""
-    path = run_dir / CHECKPOINT_DIR / REPLAY_NAME
+    path = replay_path(run_dir)
     path.parent.mkdir(parents=True, exist_ok=True)
     arrays = {"env_steps": np.array(env_steps, np.int64)}
     for i, (name, state) in enumerate(buffers.items()):
@@ -73,7 +78,7 @@ def save_replays(run_dir: Path, env_steps: int, buffers: dict[str, dict[str, np.
 def load_replays(run_dir: Path) -> tuple[int, dict[str, dict[str, np.ndarray]]] | None:
     """``(env_steps, {buffer name: arrays})`` from ``checkpoints/replay.npz``, or None when
     there is none. Read with ``allow_pickle=False``."""
-    path = run_dir / CHECKPOINT_DIR / REPLAY_NAME
+    path = replay_path(run_dir)
     if not path.exists():
         return None
     try:
@@ -134,6 +139,7 @@ __all__ = [
     "load_replays",
     "periodic_path",
     "prune_checkpoints",
+    "replay_path",
     "save_checkpoint",
     "save_replays",
 ]

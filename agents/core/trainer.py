@@ -24,6 +24,7 @@ from agents.core.checkpoint import (
     load_replays,
     periodic_path,
     prune_checkpoints,
+    replay_path,
     save_checkpoint,
     save_replays,
 )
@@ -140,7 +141,7 @@ def restore_replays(ctx: TrainContext, mix: ReplayMix, env_steps: int) -> str:
                 f"saved {buf.name} holds sequences of {length} steps, this run uses "
                 f"{ctx.cfg.sequence_length}: the replay refills"
             )
-        buf.load_state_arrays(state, str(ctx.run_dir / "checkpoints" / "replay.npz"))
+        buf.load_state_arrays(state, str(replay_path(ctx.run_dir)))
         loaded.append(f"{buf.name} {len(buf)} sequences")
     return "restored " + ", ".join(loaded)
 

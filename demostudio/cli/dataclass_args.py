@@ -127,18 +127,12 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
 
 def dataclass_from_args(cls: type, namespace: argparse.Namespace, **overrides: Any) -> Any:
     """Build ``cls`` from the parsed flags (tuple fields turned back into tuples)."""
-    hints = get_type_hints(cls)
-    values: dict[str, Any] = {}
-    for f in dataclasses.fields(cls):
-        if not f.init or not hasattr(namespace, f.name):
-            continue
-        value = getattr(namespace, f.name)
-        tp, _ = _unwrap_optional(hints[f.name])
-        if get_origin(tp) is tuple and isinstance(value, list):
-            value = tuple(value)
-        values[f.name] = value
-    values.update(overrides)
-    return cls(**values)
+    values = {
+        f.name: getattr(namespace, f.name)
+        for f in dataclasses.fields(cls)
+        if f.init and hasattr(namespace, f.name)
+    }
+    return dataclass_from_values(cls, {**values, **overrides})
 
 
 def explicit_fields(cls: type, argv: list[str]) -> set[str]:

@@ -124,7 +124,8 @@ class Viewer:
             self.say(f"could not look for new episodes: {exc}", theme.WARN)
             return
         entry = self.catalog.current
-        if entry is None or entry.path != before or (entry.ok and self.episode is None):
+        now = entry.path if entry else None
+        if now != before or (entry is not None and entry.ok and self.episode is None):
             self.open_current()
         if added or removed:
             parts = [f"{n} {what}" for n, what in ((added, "new"), (removed, "gone")) if n]
