@@ -85,7 +85,7 @@ def draw_hud(surface: pygame.Surface, rect: pygame.Rect, info: HudInfo) -> None:
     if info.turn_based:
         rate = "turn-based"
     else:
-        target = "max" if info.target_fps is None else f"{info.target_fps:.3g}"
+        target = "max" if info.target_fps is None else f"{round(info.target_fps, 2):g}"
         rate = f"{info.fps:4.1f}/{target} fps"
         if info.speed != 1.0:
             rate += f" x{info.speed:g}"

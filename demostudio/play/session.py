@@ -130,9 +130,7 @@ class PlaySession:
         self.obs, self.info = self.env.reset(seed=seed)
         self.resets += 1
         self.controller.reset(self.env, self.obs, self.info)
-        if self.speed.fps != self.opts.fps:  # changed in an earlier episode
-            self.env.set_attrs(fps=self.speed.fps)
-        self.rates = RateLog(self.speed.fps)
+        self.rates = RateLog(self.opts.fps)  # the recorder wrote this as the file's fps
         self._actor = None
         self.last_reward = None
         self.last_action = None
@@ -153,7 +151,11 @@ class PlaySession:
     def _note_step(self, by_hand: bool) -> None:
         """Before a step: record its rate when it changed, and who drives it when that changed
         (only controllers that hand over, e.g. :class:`TakeoverController`, name an actor)."""
-        if self.rates.note(self.steps, None if by_hand else self.speed.fps):
+        rate = None if by_hand else self.speed.fps
+        if self.steps == 0 and rate is not None and rate != self.rates.first_fps:
+            self.rates = RateLog(rate)  # the speed changed before the first step
+            self.env.set_attrs(fps=rate)
+        elif self.rates.note(self.steps, rate):
             self.env.set_attrs(speed_changes=[list(c) for c in self.rates.changes])
         actor = getattr(self.controller, "actor", None)
         if actor is not None and actor != self._actor:
