@@ -79,12 +79,13 @@ def step_rates(
             not ok
             or isinstance(step, bool)
             or not isinstance(step, int)
-            or not last < step
+            or not last < step < length
+            or isinstance(rate, bool)
             or not (rate is None or (isinstance(rate, (int, float)) and rate > 0))
         ):
             raise ValueError(
-                f"speed_changes[{i}]: expected [step, fps > 0 or null] with steps increasing, "
-                f"got {entry!r}"
+                f"speed_changes[{i}]: expected [step, fps > 0 or null] with steps increasing "
+                f"and below the length {length}, got {entry!r}"
             )
         last = step
         rates[step:] = np.nan if rate is None else float(rate)

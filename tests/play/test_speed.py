@@ -133,7 +133,8 @@ def test_speed_ladder_and_rate_log():
 
 
 @pytest.mark.parametrize(
-    "bad", [[[1]], [[2, 10.0], [2, 5.0]], [["1", 10.0]], [[1, -3.0]], [[True, 5.0]], [[1, "x"]]]
+    "bad",
+    [[[1]], [[2, 10.0], [2, 5.0]], [["1", 10.0]], [[1, -3.0]], [[True, 5.0]], [[1, "x"]], [[5, 1]]],
 )
 def test_step_rates_rejects_malformed_changes(bad):
     with pytest.raises(ValueError, match=r"speed_changes\[\d\]: expected"):

@@ -151,6 +151,7 @@ def test_screenshot_of_a_takeover_in_progress(tmp_path):
     post_key(pygame.K_RIGHT)
     ticks(s, 5)
     hud_person = pygame.surfarray.array3d(s.window.surface)[:, :54]
+
     # the control label changed colour: the person's is theme.WARN, the agent's theme.ACCENT
     def count(hud, color):
         return int((hud == np.array(color)).all(axis=-1).sum())
