@@ -11,23 +11,8 @@ from demostudio.episode import load_episode
 from demostudio.play import PlayConfig, build_session
 from demostudio.play.speed import SPEEDS, RateLog, Speed, step_rates
 
-from .helpers import post_key, tap
-
-FAST = 2000.0
-
-
-def session(tmp_path, fps=FAST, **kw):
-    cfg = PlayConfig(
-        env="MountainCar-v0", out=tmp_path / "demos", countdown=0, player="t", fps=fps, **kw
-    )
-    s = build_session(cfg)
-    s.new_episode()
-    return s
-
-
-def ticks(s, n):
-    for _ in range(n):
-        assert s.tick()
+from .helpers import FAST, post_key, tap, ticks
+from .helpers import play_session as session
 
 
 def save(s):

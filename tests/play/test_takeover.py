@@ -13,9 +13,7 @@ from demostudio.episode import RecordEpisodes, load_episode
 from demostudio.play import build_controller_session
 from demostudio.ui import theme
 
-from .helpers import post_key, tap
-
-FAST = 2000.0
+from .helpers import FAST, post_key, tap, ticks
 
 
 class FakeAgent:
@@ -54,11 +52,6 @@ def watch_session(tmp_path, agent, **kw):
     s.env.set_actor = actors.append  # the recorder's who-acted API, observed
     s.new_episode()
     return s, actors
-
-
-def ticks(s, n):
-    for _ in range(n):
-        assert s.tick()
 
 
 def test_several_takeovers_in_one_episode(tmp_path):
