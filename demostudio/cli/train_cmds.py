@@ -122,7 +122,8 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 
 @dataclass
 class WatchConfig:
-    """Show a checkpoint's agent playing in the window (or record it headless)."""
+    """Show a checkpoint's agent playing in the window (T: take over from it and hand back),
+    or record it headless."""
 
     checkpoint: Path = field(metadata={"positional": True})
     """A checkpoint file (.pt) or a run folder."""
@@ -140,6 +141,11 @@ class WatchConfig:
     """First reset seed (none: fresh seeds)."""
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """Torch device."""
+    player: str = ""
+    """Who takes over with T: stored as the episodes' player and their steps' actor
+    person:PLAYER (default: your login name)."""
+    keymap: Path | None = None
+    """A key map JSON file for taking over (default: the env's own, else a bundled one)."""
 
 
 def watch_headless(cfg: WatchConfig) -> list[Path]:
@@ -170,6 +176,8 @@ def cmd_watch(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(WatchConfig, args)
     if cfg.episodes < 1:
         raise CommandError(f"--episodes: expected >= 1, got {cfg.episodes}")
+    if cfg.fps is not None and not cfg.fps > 0:
+        raise CommandError(f"--fps: expected a number > 0, got {cfg.fps}")
     if cfg.headless:
         from demostudio.episode import read_summary
 
@@ -178,7 +186,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             print(f"{path}  length {s.length}  return {s.total_return:.2f}")
         return 0
     try:
-        from demostudio.play import run_controller_window
+        from demostudio.play import KeyMapError, run_controller_window
     except ImportError:
         raise CommandError(
             "watch: the play window (demostudio.play.run_controller_window) is not available; "
@@ -186,14 +194,20 @@ def cmd_watch(args: argparse.Namespace) -> int:
         ) from None
     agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
     out_dir = None if cfg.record is None else cfg.record / _env_folder(agent.env_id)
-    run_controller_window(
-        agent.env_id,
-        agent.controller,
-        out_dir=out_dir,
-        episodes=cfg.episodes,
-        fps=cfg.fps,
-        env_kwargs=agent.env_kwargs,
-    )
+    try:
+        run_controller_window(
+            agent.env_id,
+            agent.controller,
+            out_dir=out_dir,
+            episodes=cfg.episodes,
+            fps=cfg.fps,
+            env_kwargs=agent.env_kwargs,
+            player=cfg.player,
+            takeover=True,
+            keymap=cfg.keymap,
+        )
+    except KeyMapError as exc:
+        raise CommandError(str(exc)) from None
     return 0
 
 

@@ -22,7 +22,11 @@ Root attributes (JSON):
 ``controller``          ``"keyboard"``, ``"policy:<name>"``, ...
 ``player``              who played (free text)
 ``key_map``             ``{"key+key": action}`` used by a keyboard controller, or null
-``fps``                 target steps per second of the recording loop (null: as fast as possible)
+``fps``                 target steps per second of the recording loop from the first step (null:
+                        as fast as possible); when the player changed the speed, see below
+``speed_changes``       only when the rate changed during the episode: ``[[step, fps], ...]``,
+                        steps increasing; from ``step`` on the target rate was ``fps`` (null:
+                        stepped by hand, frame advance while paused) until the next entry
 ``frameskip``           frameskip setting of the env, or null
 ``sticky_actions``      ``repeat_action_probability`` of the env, or null
 ``versions``            ``{"demostudio": .., "gymnasium": .., "numpy": .., "ale-py": ..}``

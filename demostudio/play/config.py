@@ -9,6 +9,14 @@ from pathlib import Path
 from typing import Any
 
 
+def default_player() -> str:
+    """The person at the keyboard when no name is given: the login name."""
+    try:
+        return os.getlogin()
+    except OSError:
+        return os.environ.get("USER", "")
+
+
 @dataclass
 class PlayConfig:
     """Play a Gymnasium game with the keyboard; every episode is saved."""
@@ -51,12 +59,7 @@ class PlayConfig:
     """Folder for F12 screenshots."""
 
     def player_name(self) -> str:
-        if self.player:
-            return self.player
-        try:
-            return os.getlogin()
-        except OSError:
-            return os.environ.get("USER", "")
+        return self.player or default_player()
 
     def make_kwargs(self) -> dict[str, Any]:
         """``env_kwargs`` parsed; ValueError worded "expected X, got Y"."""

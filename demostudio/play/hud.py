@@ -32,6 +32,12 @@ class HudInfo(NamedTuple):
     input: str
     """The input driving the game: held keys, or the agent's action."""
     blink: bool
+    speed: float = 1.0
+    """The speed multiple of the starting rate (``[`` / ``]``)."""
+    control: str = ""
+    """Who is in control when control can change hands (take-over), else empty."""
+    person: bool = False
+    """The person drives (took over from the agent)."""
 
 
 def _fmt(x: float) -> str:
@@ -74,11 +80,15 @@ def draw_hud(surface: pygame.Surface, rect: pygame.Rect, info: HudInfo) -> None:
         surface.blit(saved, saved.get_rect(topright=(rect.right - 10, y1 + 1)))
 
     x = rect.left + 10
+    if info.control:
+        x = _draw_control(surface, (x, y2 - 2), info.control, info.person) + 12
     if info.turn_based:
         rate = "turn-based"
     else:
-        target = "max" if info.target_fps is None else f"{info.target_fps:.0f}"
+        target = "max" if info.target_fps is None else f"{round(info.target_fps, 2):g}"
         rate = f"{info.fps:4.1f}/{target} fps"
+        if info.speed != 1.0:
+            rate += f" x{info.speed:g}"
     low = info.target_fps is not None and not info.turn_based and info.fps < 0.9 * info.target_fps
     rate_color = theme.WARN if low and info.step > 0 and not info.paused else theme.TEXT_DIM
     x = theme.draw_text(surface, rate, (x, y2), 13, rate_color, mono=True).right + 12
@@ -88,6 +98,18 @@ def draw_hud(surface: pygame.Surface, rect: pygame.Rect, info: HudInfo) -> None:
     hint = theme.font(13).render("F1 help", True, theme.TEXT_DIM)
     if x + 12 + hint.get_width() < rect.right - 10:
         surface.blit(hint, hint.get_rect(topright=(rect.right - 10, y2)))
+
+
+def _draw_control(
+    surface: pygame.Surface, topleft: tuple[int, int], text: str, person: bool
+) -> int:
+    """A filled label saying who drives (the person: warm, the agent: blue); its right edge."""
+    img = theme.font(13, bold=True).render(text, True, theme.BACKGROUND)
+    box = img.get_rect(topleft=topleft).inflate(12, 4)
+    box.topleft = topleft
+    pygame.draw.rect(surface, theme.WARN if person else theme.ACCENT, box, border_radius=5)
+    surface.blit(img, img.get_rect(center=box.center))
+    return box.right
 
 
 def _shade(surface: pygame.Surface, rect: pygame.Rect, alpha: int = 150) -> None:

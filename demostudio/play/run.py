@@ -11,12 +11,13 @@ import gymnasium as gym
 
 from demostudio.controllers import Controller
 from demostudio.episode import RecordEpisodes, env_folder_name, make_env
-from demostudio.play.config import PlayConfig
+from demostudio.play.config import PlayConfig, default_player
 from demostudio.play.envclose import close_env
 from demostudio.play.keyboard import KeyboardController
-from demostudio.play.keymap import resolve_keymap
+from demostudio.play.keymap import KeyMap, KeyMapError, resolve_keymap
 from demostudio.play.session import PlayResult, PlaySession, SessionOptions
 from demostudio.play.state import SessionState
+from demostudio.play.takeover import TakeoverController
 from demostudio.play.timing import realtime_fps, turn_based_default
 from demostudio.play.tracking import TrackEpisodes
 from demostudio.play.window import PlayWindow
@@ -86,7 +87,14 @@ def run_play(cfg: PlayConfig) -> PlayResult:
     return build_session(cfg).run()
 
 
-def run_controller_window(
+def run_controller_window(env_id: str, controller: Controller, **kwargs: Any) -> list[Path]:
+    """Show ``controller`` (e.g. a trained agent) playing ``env_id`` in the play window until
+    the episodes are done or the person quits; the saved episode files (empty when nothing
+    is recorded). Arguments: see :func:`build_controller_session`."""
+    return build_controller_session(env_id, controller, **kwargs).run().saved
+
+
+def build_controller_session(
     env_id: str,
     controller: Controller,
     *,
@@ -97,8 +105,11 @@ def run_controller_window(
     player: str = "",
     countdown: float = 0.0,
     zoom: float | None = None,
-) -> list[Path]:
-    """Show ``controller`` (e.g. a trained agent) playing ``env_id`` in the play window.
+    takeover: bool = False,
+    keymap: str | os.PathLike | None = None,
+) -> PlaySession:
+    """The session that shows ``controller`` (e.g. a trained agent) playing ``env_id`` in the
+    play window (not started: :meth:`PlaySession.run` plays it).
 
     Args:
         env_id: Gymnasium id (ALE/MiniGrid ids are registered as needed).
@@ -109,33 +120,61 @@ def run_controller_window(
         episodes: close the window after this many finished episodes (None: until Esc).
         fps: steps per second; None plays at the env's real-time rate (Atari v5: 15).
         env_kwargs: extra ``gymnasium.make`` keyword arguments.
-        player: stored as the episodes' player.
+        player: stored as the episodes' player; with ``takeover``, the person who takes
+            over (default: the login name), whose steps are ``person:<player>``.
         countdown: seconds of 3-2-1 before each episode.
         zoom: window zoom (None: fit about 1000x720).
+        takeover: T hands control to the person (the game's key map, ``keymap`` or the
+            env's own) and back, as often as wanted; the agent keeps observing and each
+            step is recorded as the agent's or the person's (``set_actor``). Without a key
+            map for the game (and no ``keymap`` file) the agent simply plays.
+        keymap: a key map JSON file for the person's take-overs.
 
-    Returns the saved episode files (empty when ``out_dir`` is None). The window's controls
-    work as in ``demostudio play`` (P pause, Backspace restart, End end-and-save, Esc quit,
-    F12 screenshot, +/- zoom); the HUD shows the agent's action instead of keys."""
+    The window's controls
+    work as in ``demostudio play`` (P pause, ``.`` frame step, ``[``/``]`` speed, Backspace
+    restart, End end-and-save, Esc quit, F12 screenshot, +/- zoom); the HUD shows the
+    agent's action, or the keys and who drives during a take-over."""
     env = make_env(env_id, env_kwargs or {}, render_mode="rgb_array")
     try:
         rate = realtime_fps(env) if fps is None else float(fps)
         if rate <= 0:
             raise ValueError(f"fps: expected a positive number or None, got {fps}")
         size = _first_frame_size(env)
+        keys = _takeover_keymap(env, env_id, keymap) if takeover else None
     except BaseException:
         close_env(env)
         raise
+    state = SessionState()
+    if keys is not None:
+        player = player or default_player()
+        keyboard = KeyboardController(keys, state)
+        controller = TakeoverController(controller, keyboard, state, player)
     if out_dir is not None:
         wrapped: gym.Env = RecordEpisodes(
             env,
             Path(out_dir),
             controller=controller.name,
             player=player,
+            key_map=None if keys is None else keys.to_json(),
             fps=rate,
+            attrs={} if keys is None else {"key_map_source": keys.source},
             background_close=True,
         )
     else:
         wrapped = TrackEpisodes(env)
     window = PlayWindow(*size, caption=f"DemoStudio - {env_id} - {controller.name}", zoom=zoom)
     opts = SessionOptions(env_id=env_id, fps=rate, countdown=countdown, episodes=episodes)
-    return PlaySession(wrapped, controller, window, opts).run().saved
+    return PlaySession(wrapped, controller, window, opts, keymap=keys, state=state)
+
+
+def _takeover_keymap(
+    env: gym.Env, env_id: str, user_file: str | os.PathLike | None
+) -> KeyMap | None:
+    """The key map a person takes over with; None when the game has none (and no file is
+    given): then the agent plays without take-over."""
+    try:
+        return resolve_keymap(env, env_id, user_file)
+    except KeyMapError:
+        if user_file is not None:
+            raise
+        return None

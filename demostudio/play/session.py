@@ -2,10 +2,15 @@
 :class:`PlayWindow` with any controller, the keyboard or an agent.
 
 Each tick handles the window's events (:func:`process_event`), carries out the requests
-(restart, end now, quit, screenshot, zoom), steps the env once when the game is running (every
-tick at the fixed rate; turn-based, once per key press), draws the frame, HUD and overlays and
-waits for the next tick. An episode is saved the moment it ends (by ``RecordEpisodes``); the
-next one starts with a fresh seed after the countdown."""
+(restart, end now, quit, screenshot, zoom, one frame step, speed), steps the env once when the
+game is running (every tick at the fixed rate; turn-based, once per key press), draws the
+frame, HUD and overlays and waits for the next tick. An episode is saved the moment it ends
+(by ``RecordEpisodes``); the next one starts with a fresh seed after the countdown.
+
+The rate can change during play (``[`` / ``]``) and paused play can be stepped by hand
+(``.``); every step's rate is kept in the file (:mod:`demostudio.play.speed`). With a
+:class:`~demostudio.play.takeover.TakeoverController` (watching an agent) T hands control to
+the person and back, and each step is attributed to whoever drove it (``set_actor``)."""
 
 from __future__ import annotations
 
@@ -24,7 +29,8 @@ from demostudio.episode import env_folder_name
 from demostudio.play import hud
 from demostudio.play.envclose import close_env
 from demostudio.play.keymap import KeyMap, describe_keys
-from demostudio.play.state import CONTROLS, Request, SessionState, process_event
+from demostudio.play.speed import RateLog, Speed
+from demostudio.play.state import CONTROLS, TAKEOVER_CONTROL, Request, SessionState, process_event
 from demostudio.play.timing import RateClock, RateMeter
 from demostudio.play.window import PlayWindow
 
@@ -89,8 +95,12 @@ class PlaySession:
         self.keymap = keymap
         self.state = state if state is not None else SessionState()
         self.game_keys = keymap.keys if keymap is not None else frozenset()
+        self.speed = Speed(None if options.turn_based else options.fps)
         rate = TURN_BASED_REDRAW_FPS if options.turn_based else options.fps
         self.clock = RateClock(rate)
+        self.rates = RateLog(self.speed.fps)
+        self._actor: str | None = None
+        self._person = self.state.person
         self.meter = RateMeter()
         self.finished = False
         self.episodes_done = 0
@@ -120,6 +130,8 @@ class PlaySession:
         self.obs, self.info = self.env.reset(seed=seed)
         self.resets += 1
         self.controller.reset(self.env, self.obs, self.info)
+        self.rates = RateLog(self.opts.fps)  # the recorder wrote this as the file's fps
+        self._actor = None
         self.last_reward = None
         self.last_action = None
         self.state.turns.clear()
@@ -136,8 +148,25 @@ class PlaySession:
         else:
             self.new_episode()
 
-    def step(self) -> None:
-        """One env step with the controller's action."""
+    def _note_step(self, by_hand: bool) -> None:
+        """Before a step: record its rate when it changed, and who drives it when that changed
+        (only controllers that hand over, e.g. :class:`TakeoverController`, name an actor)."""
+        rate = None if by_hand else self.speed.fps
+        if self.steps == 0 and rate is not None and rate != self.rates.first_fps:
+            self.rates = RateLog(rate)  # the speed changed before the first step
+            self.env.set_attrs(fps=rate)
+        elif self.rates.note(self.steps, rate):
+            self.env.set_attrs(speed_changes=[list(c) for c in self.rates.changes])
+        actor = getattr(self.controller, "actor", None)
+        if actor is not None and actor != self._actor:
+            set_actor = getattr(self.env, "set_actor", None)
+            if callable(set_actor):
+                set_actor(actor)
+            self._actor = actor
+
+    def step(self, by_hand: bool = False) -> None:
+        """One env step with the controller's action (``by_hand``: a frame advance)."""
+        self._note_step(by_hand)
         action = self.controller.act(self.env, self.obs)
         keys = getattr(self.controller, "last_keys", ())
         self.env.set_keys(keys)
@@ -181,6 +210,30 @@ class PlaySession:
             self.env.discard_episode()
         self.finished = True
 
+    def step_once(self) -> None:
+        """Frame advance (paused): one step with the keys held now, recorded like any step."""
+        if self.opts.turn_based:
+            self._say("Turn-based: every game key press is one step")
+            return
+        self.countdown_end = None
+        self.step(by_hand=True)
+
+    def change_speed(self, steps: int) -> None:
+        """``steps`` along the speed ladder; the HUD shows the rate, the file keeps it."""
+        if self.speed.base_fps is None:
+            self._say(
+                "Turn-based: the game steps on key presses"
+                if self.opts.turn_based
+                else "The game runs as fast as it can; the speed is fixed"
+            )
+            return
+        if not self.speed.change(steps):
+            self._say(f"Speed stays x{self.speed.factor:g} ({self.speed.fps:g} steps/s)")
+            return
+        self.clock.set_fps(self.speed.fps)
+        self.meter.reset()
+        self._say(f"Speed x{self.speed.factor:g}: {self.speed.fps:g} steps/s")
+
     def screenshot(self) -> Path:
         stamp = datetime.now().strftime("%Y%m%d-%H%M%S-%f")[:-3]
         name = f"{env_folder_name(self.opts.env_id)}-{stamp}.png"
@@ -205,13 +258,34 @@ class PlaySession:
             self.window.zoom_in()
         elif request is Request.ZOOM_OUT:
             self.window.zoom_out()
+        elif request is Request.STEP_ONCE:
+            self.step_once()
+        elif request is Request.SLOWER:
+            self.change_speed(-1)
+        elif request is Request.FASTER:
+            self.change_speed(+1)
 
     # ---- the loop ------------------------------------------------------------------------------
 
+    @property
+    def person_drives(self) -> bool:
+        """The keyboard drives: keyboard play, or a person who took over from the agent."""
+        if self.keymap is None:
+            return False
+        return getattr(self.controller, "name", "") == "keyboard" or self.state.person
+
     def handle_events(self, events: list[pygame.event.Event]) -> None:
-        keyboard = self.keymap is not None and getattr(self.controller, "name", "") == "keyboard"
         for event in events:
-            process_event(self.state, event, self.game_keys, self.opts.turn_based, keyboard)
+            process_event(
+                self.state, event, self.game_keys, self.opts.turn_based, self.person_drives
+            )
+        if self.state.person != self._person:
+            self._person = self.state.person
+            self._say(
+                "You drive: the game's keys apply (T hands back to the agent)"
+                if self.state.person
+                else "The agent drives again (T to take over)"
+            )
         if self.state.resize is not None:
             self.window.resize(*self.state.resize)
             self.state.resize = None
@@ -288,12 +362,10 @@ class PlaySession:
             return int(lives)
         return None
 
-    def _input_text(self) -> str:
-        if self.keymap is not None and getattr(self.controller, "name", "") == "keyboard":
-            return f"keys {describe_keys(self.state.held)}"
-        if self.last_action is None:
-            return "action -"
-        action = np.asarray(self.last_action)
+    def _action_text(self, action: Any) -> str:
+        if action is None:
+            return "-"
+        action = np.asarray(action)
         text = str(action.item()) if action.size == 1 else np.array2string(action, precision=2)
         meanings = getattr(self.env.unwrapped, "get_action_meanings", None)
         if callable(meanings) and action.size == 1 and action.dtype.kind in "iu":
@@ -301,7 +373,24 @@ class PlaySession:
                 text += f" {meanings()[int(action.item())]}"
             except (IndexError, TypeError):
                 pass
-        return f"action {text}"
+        return text
+
+    def _input_text(self) -> str:
+        if self.person_drives:
+            keys = f"keys {describe_keys(self.state.held)}"
+            if not self.state.can_take_over:
+                return keys
+            agent = getattr(self.controller, "agent_action", None)
+            return f"{keys}  (agent: {self._action_text(agent)})"
+        return f"action {self._action_text(self.last_action)}"
+
+    def _control_text(self) -> str:
+        """Who is in control, for the HUD ("" when only ever the keyboard or the agent)."""
+        if not self.state.can_take_over:
+            return ""
+        if self.state.person:
+            return "YOU drive - T: hand back"
+        return f"AGENT ({getattr(self.controller, 'name', '?')}) drives - T: take over"
 
     def hud_info(self) -> hud.HudInfo:
         now = time.perf_counter()
@@ -317,15 +406,24 @@ class PlaySession:
             episode_return=float(self.env.episode_return),
             last_reward=self.last_reward,
             fps=self.meter.rate,
-            target_fps=self.opts.fps,
+            target_fps=self.speed.fps,
+            speed=self.speed.factor,
             lives=self._lives(),
             input=self._input_text(),
             blink=int(now * 2) % 2 == 0,
+            control=self._control_text(),
+            person=self.state.person,
         )
 
     def _help_notes(self) -> list[str]:
         if self.keymap is None:
             return [f"controller: {getattr(self.controller, 'name', '?')}"]
+        if self.state.can_take_over:
+            return [
+                f"agent: {getattr(self.controller, 'name', '?')}; "
+                "these keys drive once you take over (T)",
+                f"key map: {self.keymap.source}",
+            ]
         if self.opts.turn_based:
             first = "turn-based: one step per key press (hold a key to repeat it)"
         else:
@@ -344,7 +442,14 @@ class PlaySession:
             hud.draw_countdown(surface, rect, self.countdown_end - now, self.episodes_done + 1)
         if self.state.paused and not self.state.help:
             hud.draw_banner(
-                surface, rect, "PAUSED", ["P to resume", "nothing is recorded while paused"]
+                surface,
+                rect,
+                "PAUSED",
+                [
+                    "P to resume",
+                    ". steps one frame with the keys held",
+                    "nothing but those steps is recorded while paused",
+                ],
             )
         if self.state.confirm_quit:
             hud.draw_banner(
@@ -360,7 +465,8 @@ class PlaySession:
         if self.state.help:
             rows = self.keymap.help_rows() if self.keymap is not None else []
             title = f"Keys: {self.keymap.name or self.opts.env_id}" if self.keymap else "Keys"
-            hud.draw_help(surface, w.game_rect, title, rows, CONTROLS, self._help_notes())
+            controls = (*CONTROLS, TAKEOVER_CONTROL) if self.state.can_take_over else CONTROLS
+            hud.draw_help(surface, w.game_rect, title, rows, controls, self._help_notes())
         if self.message and now < self.message_until:
             hud.draw_message(surface, w.game_rect, self.message)
         w.flip()

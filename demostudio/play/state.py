@@ -1,15 +1,21 @@
 """The play window's input state and its pure update, :func:`process_event`.
 
 ``process_event(state, event, game_keys, turn_based)`` changes nothing but ``state``: it tracks
-the game keys held (in press order), queues key presses for turn-based play, toggles pause and
-help, and queues :class:`Request` s that the session carries out (restart, end now, quit,
-screenshot, zoom). Tests feed it synthetic events; the window feeds it pygame's.
+the game keys held (in press order), queues key presses for turn-based play, toggles pause,
+help and who drives (take-over), and queues :class:`Request` s that the session carries out
+(restart, end now, quit, screenshot, zoom, one frame step, speed). Tests feed it synthetic
+events; the window feeds it pygame's.
 
-Controls (a game key map may take H and P; the other controls are always controls):
+Controls (a game key map may take H, P, T, ``.``, ``[`` and ``]``; the other controls are
+always controls; no bundled key map binds any of them):
 
 =================  ===========================================================
 F1 / H             help overlay (the key map and these controls)
 P / Pause          pause / resume (nothing is recorded while paused)
+``.``              frame advance: paused, one step with the game keys held (recorded like
+                   any step); while running it pauses first
+``[`` / ``]``      slower / faster (the rate is shown in the HUD and kept in the file)
+T                  take over from the agent / hand control back (watching an agent)
 Backspace          discard this episode and restart (nothing saved)
 End                end this episode now and save it (marked truncated)
 Esc                quit: asks whether to save the episode in progress
@@ -35,11 +41,16 @@ class Request(Enum):
     SCREENSHOT = "save a screenshot"
     ZOOM_IN = "zoom in"
     ZOOM_OUT = "zoom out"
+    STEP_ONCE = "step the game once (frame advance while paused)"
+    SLOWER = "play slower"
+    FASTER = "play faster"
 
 
 CONTROLS: tuple[tuple[str, str], ...] = (
     ("F1 / H", "show / hide this help"),
     ("P / Pause", "pause / resume (nothing recorded while paused)"),
+    (".", "paused: step one frame with the keys held (recorded)"),
+    ("[ / ]", "slower / faster (rate in the HUD, kept in the file)"),
     ("Backspace", "discard this episode and restart"),
     ("End", "end this episode now and save it (truncated)"),
     ("Esc", "quit (asks whether to save the episode in progress)"),
@@ -50,6 +61,11 @@ HELP_KEYS = frozenset({"f1", "h"})
 PAUSE_KEYS = frozenset({"p", "break", "pause"})
 ZOOM_IN_KEYS = frozenset({"=", "+", "[+]"})
 ZOOM_OUT_KEYS = frozenset({"-", "[-]"})
+STEP_KEYS = frozenset({"."})
+SLOWER_KEYS = frozenset({"["})
+FASTER_KEYS = frozenset({"]"})
+TAKEOVER_KEYS = frozenset({"t"})
+TAKEOVER_CONTROL = ("T", "take over from the agent / hand control back")
 ALWAYS_CONTROLS = frozenset({"f1", "escape", "backspace", "end", "f12"})
 """Keys that stay controls even when a key map binds them."""
 CONFIRM_KEEP_KEYS = frozenset({"return", "s", "y", "[enter]"})
@@ -74,6 +90,10 @@ class SessionState:
     requests: list[Request] = field(default_factory=list)
     resize: tuple[int, int] | None = None
     """A new window size asked for by the window manager, not yet applied."""
+    can_take_over: bool = False
+    """An agent drives and T hands control to the person (``demostudio watch``)."""
+    person: bool = False
+    """The person drives (took over from the agent with T); the game's key map applies."""
 
     @property
     def frozen(self) -> bool:
@@ -106,6 +126,18 @@ def _control(state: SessionState, name: str, game_keys: frozenset[str]) -> bool:
         state.requests.append(Request.END_EPISODE)
     elif name == "f12":
         state.requests.append(Request.SCREENSHOT)
+    elif name in STEP_KEYS and name not in game_keys:
+        if state.paused:
+            if not (state.help or state.confirm_quit):
+                state.requests.append(Request.STEP_ONCE)
+        else:
+            state.paused = True  # the first press stops the game; each next one steps it
+    elif name in SLOWER_KEYS and name not in game_keys:
+        state.requests.append(Request.SLOWER)
+    elif name in FASTER_KEYS and name not in game_keys:
+        state.requests.append(Request.FASTER)
+    elif name in TAKEOVER_KEYS and name not in game_keys and state.can_take_over:
+        state.person = not state.person
     elif name in ZOOM_IN_KEYS and name not in game_keys:
         state.requests.append(Request.ZOOM_IN)
     elif name in ZOOM_OUT_KEYS and name not in game_keys:
@@ -162,4 +194,11 @@ def process_event(
     return state
 
 
-__all__ = ["CONTROLS", "Request", "SessionState", "key_of", "process_event"]
+__all__ = [
+    "CONTROLS",
+    "TAKEOVER_CONTROL",
+    "Request",
+    "SessionState",
+    "key_of",
+    "process_event",
+]

@@ -55,6 +55,9 @@ class TrackEpisodes(gym.Wrapper):
     def set_keys(self, keys: Sequence[str]) -> None:
         """Nothing is recorded, so the keys are dropped."""
 
+    def set_attrs(self, **attrs: Any) -> None:
+        """Nothing is recorded, so the attributes are dropped."""
+
     def end_episode(self, keep: bool = True) -> Path | None:
         self._active = False
         return None

@@ -296,3 +296,31 @@ def test_env_keymap_none_for_env_without_one():
     env = make_env("CartPole-v1")
     assert env_keymap(env) is None
     env.close()
+
+
+@pytest.mark.parametrize(
+    "env_id, kwargs",
+    [
+        ("ALE/MontezumaRevenge-v5", {}),
+        ("ALE/Pong-v5", {"full_action_space": True}),
+        ("MountainCar-v0", {}),
+        ("CartPole-v1", {}),
+        ("MiniGrid-DoorKey-5x5-v0", {}),
+        ("LunarLander-v3", {"continuous": True}),
+    ],
+)
+def test_no_key_map_takes_the_window_controls(env_id, kwargs):
+    """Frame advance (.), speed ([ ]) and take-over (T) are free in every bundled key map and
+    in the envs' own maps, so they always work as controls."""
+    from demostudio.play.state import FASTER_KEYS, SLOWER_KEYS, STEP_KEYS, TAKEOVER_KEYS
+
+    controls = STEP_KEYS | SLOWER_KEYS | FASTER_KEYS | TAKEOVER_KEYS
+    assert controls == set(names(pygame.K_PERIOD, pygame.K_LEFTBRACKET, pygame.K_RIGHTBRACKET,
+                                 pygame.K_t))  # fmt: skip
+    km, _ = keymap_for(env_id, **kwargs)
+    assert not km.keys & controls
+    for path in bundled_keymap_files():
+        doc = json.loads(path.read_text())
+        keys = {key_name(k) for b in doc["bindings"] for k in b["keys"]}
+        keys |= {key_name(k) for k in doc.get("aliases", {})}
+        assert not keys & controls, path.name

@@ -12,22 +12,8 @@ from demostudio.controllers import scripted_controller
 from demostudio.episode import find_episodes, load_episode, read_summary
 from demostudio.play import PlayConfig, build_session, run_controller_window, run_play
 
-from .helpers import post_key, tap
-
-FAST = 2000.0  # steps/s: the loop barely waits in tests
-
-
-def session(tmp_path, env="MountainCar-v0", **kw):
-    kw.setdefault("fps", FAST)
-    cfg = PlayConfig(env=env, out=tmp_path / "demos", countdown=0, player="tester", **kw)
-    s = build_session(cfg)
-    s.new_episode()
-    return s
-
-
-def ticks(s, n):
-    for _ in range(n):
-        assert s.tick()
+from .helpers import FAST, post_key, tap, ticks
+from .helpers import play_session as session
 
 
 def folder_files(s):

@@ -110,3 +110,34 @@ def test_focus_loss_releases_keys_and_resize_is_recorded():
     assert s.paused
     feed(s, pygame.event.Event(pygame.VIDEORESIZE, w=800, h=500, size=(800, 500)))
     assert s.resize == (800, 500)
+
+
+def test_frame_advance_pauses_then_steps_once_per_press():
+    s = feed(SessionState(), key_event(pygame.K_RIGHT), key_event(pygame.K_PERIOD))
+    assert s.paused and s.requests == []  # running: the first press stops the game
+    feed(s, key_event(pygame.K_PERIOD), key_event(pygame.K_PERIOD, down=False))
+    feed(s, key_event(pygame.K_PERIOD))
+    assert s.take_requests() == [Request.STEP_ONCE, Request.STEP_ONCE]
+    assert s.held == ["right"]  # the keys held go with the step
+    feed(s, key_event(pygame.K_F1), key_event(pygame.K_PERIOD))  # help showing: no step
+    assert s.requests == []
+
+
+def test_speed_keys():
+    s = feed(SessionState(), key_event(pygame.K_RIGHTBRACKET), key_event(pygame.K_LEFTBRACKET))
+    assert s.take_requests() == [Request.FASTER, Request.SLOWER]
+    # A key map may bind them; then they are game keys.
+    s = feed(SessionState(), key_event(pygame.K_LEFTBRACKET), game=GAME | {"["})
+    assert s.held == ["["] and s.requests == []
+
+
+def test_t_hands_control_over_only_when_an_agent_drives():
+    s = feed(SessionState(), key_event(pygame.K_t))
+    assert not s.person and s.requests == []  # keyboard play: T is nothing
+    s = SessionState(can_take_over=True)
+    feed(s, key_event(pygame.K_t))
+    assert s.person
+    feed(s, key_event(pygame.K_t, down=False), key_event(pygame.K_t))
+    assert not s.person
+    feed(s, key_event(pygame.K_t), game=GAME | {"t"})  # a key map that binds T keeps it
+    assert not s.person and s.held == ["t"]
