@@ -1,5 +1,6 @@
 """Reactor (Gruslys et al. 2018): the learning math as pure torch functions, time-major."""
 
+from agents.reactor.acting import behaviour_probs, demo_behaviour
 from agents.reactor.config import ReactorLossConfig
 from agents.reactor.distributional import (
     atoms,
@@ -8,6 +9,7 @@ from agents.reactor.distributional import (
     project_categorical,
     total_variation,
 )
+from agents.reactor.loss import ReactorLossInputs, ReactorLossOutput, reactor_loss
 from agents.reactor.policy_gradient import beta_loo_loss, entropy, loo_beta, tis_loss
 from agents.reactor.retrace import cut_traces, retrace_targets, retrace_traces
 from agents.reactor.trust_region import (
@@ -20,17 +22,22 @@ from agents.reactor.trust_region import (
 
 __all__ = [
     "ReactorLossConfig",
+    "ReactorLossInputs",
+    "ReactorLossOutput",
     "TrustRegionLoss",
     "atoms",
+    "behaviour_probs",
     "beta_loo_loss",
     "categorical_cross_entropy",
     "cut_traces",
+    "demo_behaviour",
     "distributional_retrace_targets",
     "entropy",
     "kl_gradient_logits",
     "loo_beta",
     "polyak_update_",
     "project_categorical",
+    "reactor_loss",
     "retrace_targets",
     "retrace_traces",
     "tis_loss",
