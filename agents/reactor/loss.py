@@ -98,9 +98,8 @@ def reactor_loss(
     steps = learn_mask.to(reward.dtype)
     w = steps * (x.weight / steps.sum(0).clamp(min=1.0) / steps.shape[1]).unsqueeze(0)
 
-    pi = torch.softmax(x.policy_logits, -1)
-    pi_const = pi.detach()
-    action = x.action.long().clamp(0, pi.shape[-1] - 1)
+    pi_const = torch.softmax(x.policy_logits.detach(), -1)  # evaluated policy: no gradient
+    action = x.action.long().clamp(0, pi_const.shape[-1] - 1)
     taken = action.unsqueeze(-1)
     traces = retrace_traces(
         pi_const.gather(-1, taken).squeeze(-1), x.mu_taken, cfg.retrace_lambda, cfg.trace_clip
