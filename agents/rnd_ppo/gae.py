@@ -80,18 +80,6 @@ def gae(
         return GAEOutput(advantages, advantages + value)
 
 
-def extrinsic_gae(
-    reward: torch.Tensor,
-    value: torch.Tensor,
-    bootstrap: torch.Tensor,
-    done: torch.Tensor,
-    gamma: float,
-    lam: float,
-) -> GAEOutput:
-    """Episodic GAE for the extrinsic head: stops at every ``done[t, b] = 1`` (``[T, B]``)."""
-    return gae(reward, value, bootstrap, done, gamma, lam)
-
-
 def intrinsic_gae(
     reward: torch.Tensor,
     value: torch.Tensor,
@@ -102,6 +90,10 @@ def intrinsic_gae(
     """Non-episodic GAE for the intrinsic head: episode ends are ignored (``done = 0``)."""
     _check(reward, value, bootstrap)
     return gae(reward, value, bootstrap, torch.zeros_like(reward), gamma, lam)
+
+
+extrinsic_gae = gae
+"""Episodic GAE for the extrinsic head: :func:`gae`, stopping at every ``done[t, b] = 1``."""
 
 
 __all__ = ["GAEOutput", "extrinsic_gae", "gae", "intrinsic_gae"]
