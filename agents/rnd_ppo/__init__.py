@@ -1,0 +1,49 @@
+"""RND-PPO's learning math and env settings: GAE for two heads, the PPO loss, running
+normalisation, the RND networks, epsilon mixtures, Atari wrappers and the config groups."""
+
+from agents.rnd_ppo.atari import make_env, resize_gray, rnd_view, stack_frames
+from agents.rnd_ppo.config import AtariSettings, PPOSettings, RNDSettings
+from agents.rnd_ppo.exploration import BehaviourSample, mixture_log_probs, sample_behaviour
+from agents.rnd_ppo.gae import GAEOutput, extrinsic_gae, gae, intrinsic_gae
+from agents.rnd_ppo.normalize import (
+    IntrinsicRewardScaler,
+    ObservationNormalizer,
+    RewardForwardFilter,
+    RunningMeanStd,
+)
+from agents.rnd_ppo.ppo_loss import (
+    PPOLossOutput,
+    ValueTerms,
+    combined_advantage,
+    normalize_advantage,
+    ppo_loss,
+)
+from agents.rnd_ppo.rnd import RND, IntrinsicReward
+
+__all__ = [
+    "RND",
+    "AtariSettings",
+    "BehaviourSample",
+    "GAEOutput",
+    "IntrinsicReward",
+    "IntrinsicRewardScaler",
+    "ObservationNormalizer",
+    "PPOLossOutput",
+    "PPOSettings",
+    "RNDSettings",
+    "RewardForwardFilter",
+    "RunningMeanStd",
+    "ValueTerms",
+    "combined_advantage",
+    "extrinsic_gae",
+    "gae",
+    "intrinsic_gae",
+    "make_env",
+    "mixture_log_probs",
+    "normalize_advantage",
+    "ppo_loss",
+    "resize_gray",
+    "rnd_view",
+    "sample_behaviour",
+    "stack_frames",
+]

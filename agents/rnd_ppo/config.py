@@ -1,0 +1,253 @@
+"""RND-PPO's own config fields (a draft to combine with the core's shared config).
+
+Three groups, each a dataclass of its own so the agent's config is ONE flat dataclass built
+by inheritance, ``class RNDPPOConfig(PPOSettings, RNDSettings, AtariSettings, CoreConfig)``
+(the core last: its fields come first, and a field redeclared here, such as
+``max_grad_norm``, overrides the core's default), and every field becomes a
+``demostudio train rnd-ppo`` flag with its docstring as help.
+Defaults follow the source document's table (which follows Burda et al. 2018), except the
+number of environments (the paper's 128 is cluster-sized).
+
+Every option of the source document's table (003) and the DemoStudio flag it becomes
+("core" = a field of the shared config, not repeated here)::
+
+    --data_dir                          --run-dir (core; the parent of the run folder)
+    --game                              --env (core)
+    --experiment_name                   --run-dir (core; the run folder's name)
+    --frame_resize                      --frame-resize
+    --initial_normalization_num_trials  --obs-norm-init-steps (random-policy steps per env)
+    --num_trials ("Rollout Length")     --rollout-length
+    --portion_experience_train_rnd_predictor  --update-proportion
+    --z_dim                             --hidden (core: width of the encoder output)
+    --rnn_hidden_dim                    --lstm (core: LSTM state size)
+    --rnn_hidden_layers                 --rnn-layers (0 = feed-forward CNN/MLP policy)
+    --rnn_single_record_training        out of scope (only needed by the DNC)
+    --final_hidden_dim                  --head-hidden
+    --final_hidden_layers               --head-layers
+    --epochs_per_iteration              --update-epochs
+    --sequence_length                   --segment-length
+    --minibatches                       --num-minibatches
+    --stacked_frames                    --frame-stack
+    --stacked_frames_rnd                --rnd-frame-stack
+    --sticky_action_probability         --sticky-action-probability (none: 0.25 on ALE, 0 elsewhere)
+    --intrinsic_coefficient             --int-coef
+    --extrinsic_coefficient             --ext-coef
+    --extrinsic_reward_clip             --ext-reward-clip
+    --gamma_intrinsic                   --gamma-int
+    --gamma_extrinsic                   --gamma-ext
+    --lambda_gae                        --gae-lambda
+    --epsilon_ppo                       --clip-range
+    --rnd_obs_norm_clip                 --obs-norm-clip
+    --beta_entropy                      --ent-coef
+    --epsilon_greedy                    --epsilon-greedy
+    --model_policy_lr                   --lr-policy
+    --model_rnd_predictor_lr            --lr-predictor
+    --model_value_lr                    --lr-value
+    --model                             --resume (core; the final checkpoint is a snapshot
+                                        like the others, so resuming a finished run loads it)
+    --keep_past_x_snapshots             --keep-checkpoints (core; rnd-ppo's default 10)
+    --no_resume                         --no-resume (core's --resume; on by default for rnd-ppo)
+    --disable_progress_bar              --no-progress (core)
+    --gpu                               --device (core)
+    --gradient_clip                     --max-grad-norm (core field, default overridden
+                                        here; 0 = no clipping)
+    --rng_seed                          --seed (core)
+    --num_threads                       --num-envs (envs stepped together) with the core's
+                                        actor pool (in-process or Ray) and --torch-threads
+    --target_cumulative_rewards_extrinsic  --target-rollout-return
+    --dnc                               out of scope: no Differentiable Neural Computer
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def _require(ok: bool, name: str, expected: str, value: object) -> None:
+    if not ok:
+        raise ValueError(f"{_flag(name)}: expected {expected}, got {value}")
+
+
+@dataclass
+class PPOSettings:
+    """Recurrent PPO with an extrinsic and an intrinsic value head."""
+
+    # --- rollouts and epochs ---------------------------------------------------------------
+    num_envs: int = 32
+    """Environments stepped together; a rollout is [rollout_length, num_envs] steps."""
+    rollout_length: int = 128
+    """Steps per environment in each rollout (the paper's "rollout length")."""
+    segment_length: int = 64
+    """Steps per training segment (truncated backprop through time); the LSTM state at
+    each segment start is stored at rollout time. Must divide --rollout-length."""
+    update_epochs: int = 4
+    """Optimisation epochs over each rollout."""
+    num_minibatches: int = 4
+    """Minibatches per epoch, each of whole segments."""
+    rnn_layers: int = 1
+    """Stacked LSTM layers of the policy's torso; 0 = a feed-forward (CNN/MLP) policy."""
+    head_hidden: int = 0
+    """Units of the extra linear layers before the policy and value outputs."""
+    head_layers: int = 0
+    """Number of extra linear layers before the policy and value outputs."""
+
+    # --- returns and advantages ------------------------------------------------------------
+    gamma_ext: float = 0.999
+    """Discount of the extrinsic return (episodic)."""
+    gamma_int: float = 0.99
+    """Discount of the intrinsic return (non-episodic: runs on across episode ends)."""
+    gae_lambda: float = 0.95
+    """lambda of GAE(lambda), both heads."""
+    ext_coef: float = 2.0
+    """Weight of the extrinsic advantage in the combined advantage."""
+    int_coef: float = 1.0
+    """Weight of the intrinsic advantage in the combined advantage."""
+    ext_reward_clip: float = 1.0
+    """Extrinsic rewards are clipped to [-x, x] for learning (0 = no clipping)."""
+    norm_adv: bool = True
+    """Normalise the combined advantage to mean 0, std 1 in each minibatch."""
+
+    # --- loss and optimisation -------------------------------------------------------------
+    clip_range: float = 0.1
+    """PPO's ratio clip epsilon: the ratio is clipped to [1 - x, 1 + x]."""
+    clip_value: bool = False
+    """Also clip each value head's change to +-clip_range (PPO2's value clipping)."""
+    ent_coef: float = 0.001
+    """Weight of the entropy bonus."""
+    vf_coef: float = 0.5
+    """Weight of the value losses (extrinsic + intrinsic)."""
+    max_grad_norm: float = 0.0
+    """Gradient norm clip for every network (0 = no clipping)."""
+    lr_policy: float = 1e-4
+    """Adam learning rate of the policy (torso and policy head)."""
+    lr_value: float = 1e-4
+    """Adam learning rate of the value heads."""
+    lr_predictor: float = 1e-4
+    """Adam learning rate of the RND predictor."""
+
+    # --- acting and stopping ---------------------------------------------------------------
+    epsilon_greedy: float = 0.0
+    """Take a uniformly random action with this probability on top of the policy (the
+    behaviour log-probability is that of the mixture)."""
+    target_rollout_return: float | None = None
+    """End training once the mean extrinsic return of the episodes finished in one
+    rollout reaches this (none: run for the step budget)."""
+
+    def check_ppo(self) -> None:
+        """Raise ValueError naming the flag for values that cannot work."""
+        for name in ("num_envs", "rollout_length", "segment_length", "update_epochs"):
+            _require(getattr(self, name) >= 1, name, ">= 1", getattr(self, name))
+        _require(self.num_minibatches >= 1, "num_minibatches", ">= 1", self.num_minibatches)
+        _require(
+            self.rollout_length % self.segment_length == 0,
+            "segment_length",
+            f"a divisor of --rollout-length ({self.rollout_length})",
+            self.segment_length,
+        )
+        segments = self.num_envs * (self.rollout_length // self.segment_length)
+        _require(
+            self.num_minibatches <= segments,
+            "num_minibatches",
+            f"<= the segments per rollout ({segments})",
+            self.num_minibatches,
+        )
+        for name in ("rnn_layers", "head_hidden", "head_layers"):
+            _require(getattr(self, name) >= 0, name, ">= 0", getattr(self, name))
+        _require(
+            self.head_layers == 0 or self.head_hidden >= 1,
+            "head_hidden",
+            ">= 1 when --head-layers > 0",
+            self.head_hidden,
+        )
+        for name in ("gamma_ext", "gamma_int"):
+            _require(0.0 < getattr(self, name) <= 1.0, name, "in (0, 1]", getattr(self, name))
+        _require(0.0 <= self.gae_lambda <= 1.0, "gae_lambda", "in [0, 1]", self.gae_lambda)
+        _require(0.0 < self.clip_range < 1.0, "clip_range", "in (0, 1)", self.clip_range)
+        _require(
+            0.0 <= self.epsilon_greedy <= 1.0, "epsilon_greedy", "in [0, 1]", self.epsilon_greedy
+        )
+        for name in ("ext_coef", "int_coef", "ext_reward_clip", "ent_coef", "vf_coef"):
+            _require(getattr(self, name) >= 0, name, ">= 0", getattr(self, name))
+        _require(self.max_grad_norm >= 0, "max_grad_norm", ">= 0", self.max_grad_norm)
+        for name in ("lr_policy", "lr_value", "lr_predictor"):
+            _require(getattr(self, name) > 0, name, "> 0", getattr(self, name))
+
+
+@dataclass
+class RNDSettings:
+    """Random Network Distillation: the intrinsic reward and its normalisation."""
+
+    intrinsic: bool = True
+    """Add RND's intrinsic reward; off: plain PPO (what `demostudio train ppo` runs)."""
+    update_proportion: float = 0.25
+    """Share of each minibatch the RND predictor is trained on."""
+    obs_norm_init_steps: int = 128
+    """Random-policy steps per environment that initialise the observation normalisation
+    before training (the source's 8 trials)."""
+    obs_norm_clip: float = 5.0
+    """Normalised observations are clipped to [-x, x]."""
+    rnd_embed_dim: int = 512
+    """Output width of the RND target and predictor."""
+    rnd_hidden: int = 256
+    """Width of the predictor's extra layers (and of the MLP for vector observations)."""
+    rnd_leaf: str = ""
+    """Observation leaf the RND networks see for Dict observations (e.g. image); empty:
+    the only image leaf, else the only leaf."""
+
+    def check_rnd(self) -> None:
+        """Raise ValueError naming the flag for values that cannot work."""
+        _require(
+            0.0 < self.update_proportion <= 1.0,
+            "update_proportion",
+            "in (0, 1]",
+            self.update_proportion,
+        )
+        _require(
+            self.obs_norm_init_steps >= 0, "obs_norm_init_steps", ">= 0", self.obs_norm_init_steps
+        )
+        _require(self.obs_norm_clip > 0, "obs_norm_clip", "> 0", self.obs_norm_clip)
+        for name in ("rnd_embed_dim", "rnd_hidden"):
+            _require(getattr(self, name) >= 1, name, ">= 1", getattr(self, name))
+
+
+@dataclass
+class AtariSettings:
+    """Atari (ALE) environment settings of the RND paper (sticky actions: any env)."""
+
+    frame_resize: int = 84
+    """Frames are turned grey and resized to x by x pixels."""
+    frame_stack: int = 4
+    """Last frames stacked together as the policy's and values' input."""
+    rnd_frame_stack: int = 1
+    """Last frames stacked together as the RND networks' input (<= --frame-stack)."""
+    sticky_action_probability: float | None = None
+    """Repeat the previous action with this probability: ALE envs per emulator frame (none:
+    0.25, the paper's), other envs per step through a wrapper (none: never)."""
+    frame_skip: int = 4
+    """Emulator frames per agent step (ALE)."""
+    max_episode_frames: int = 18_000
+    """Emulator frames after which an ALE episode is truncated (0 = no limit)."""
+
+    def check_atari(self) -> None:
+        """Raise ValueError naming the flag for values that cannot work."""
+        _require(self.frame_resize >= 32, "frame_resize", ">= 32", self.frame_resize)
+        _require(self.frame_stack >= 1, "frame_stack", ">= 1", self.frame_stack)
+        _require(
+            1 <= self.rnd_frame_stack <= self.frame_stack,
+            "rnd_frame_stack",
+            f"in [1, --frame-stack ({self.frame_stack})]",
+            self.rnd_frame_stack,
+        )
+        p = self.sticky_action_probability
+        _require(p is None or 0.0 <= p < 1.0, "sticky_action_probability", "in [0, 1)", p)
+        _require(self.frame_skip >= 1, "frame_skip", ">= 1", self.frame_skip)
+        _require(
+            self.max_episode_frames >= 0, "max_episode_frames", ">= 0", self.max_episode_frames
+        )
+
+
+__all__ = ["AtariSettings", "PPOSettings", "RNDSettings"]

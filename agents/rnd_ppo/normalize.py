@@ -1,0 +1,202 @@
+"""Running statistics for RND: observation normalisation and intrinsic reward scaling.
+
+* :class:`RunningMeanStd`: mean and (population) variance of a stream of batches, in
+  float64, merged with Chan et al.'s parallel update: for the seen data (n, m, v) and a
+  batch (n_b, m_b, v_b), with d = m_b - m and N = n + n_b::
+
+      m' = m + d * n_b / N
+      v' = (v * n + v_b * n_b + d^2 * n * n_b / N) / N
+
+  so after any split of the data the statistics equal those of the concatenated data.
+* :class:`ObservationNormalizer`: ``clip((x - mean) / sqrt(var + 1e-8), -5, 5)`` per
+  element, the predictor's and target's input (Burda et al. 2018, section 2.4).
+* :class:`RewardForwardFilter` and :class:`IntrinsicRewardScaler`: the intrinsic reward is
+  divided by the running standard deviation of the *discounted intrinsic return*
+  ``R_t = gamma_int * R_{t-1} + r_t`` (per env, never reset: non-episodic).
+
+Every ``state_dict`` holds only tensors and plain numbers, so it round-trips through
+``torch.save`` and ``torch.load(..., weights_only=True)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+import torch
+
+ArrayLike = np.ndarray | torch.Tensor
+
+
+def _numpy64(x: ArrayLike) -> np.ndarray:
+    if isinstance(x, torch.Tensor):
+        x = x.detach().cpu().numpy()
+    return np.asarray(x, dtype=np.float64)
+
+
+def _array_from_state(state: Mapping[str, Any], key: str, shape: tuple[int, ...]) -> np.ndarray:
+    if key not in state:
+        raise ValueError(f"expected key {key!r} in the normalisation state, got {sorted(state)}")
+    value = state[key]
+    arr = _numpy64(value) if isinstance(value, (torch.Tensor, np.ndarray)) else np.asarray(value)
+    if arr.shape != shape:
+        raise ValueError(f"expected {key} of shape {shape}, got {arr.shape}")
+    return arr.astype(np.float64)
+
+
+class RunningMeanStd:
+    """Running mean/variance over the leading axis of batches ``[N, *shape]`` (float64).
+
+    Before any data: mean 0, var 1, count 0 (normalising is then the identity)."""
+
+    def __init__(self, shape: tuple[int, ...] = ()):
+        self.shape = tuple(shape)
+        self.mean = np.zeros(self.shape, np.float64)
+        self.var = np.ones(self.shape, np.float64)
+        self.count = 0.0
+
+    @property
+    def std(self) -> np.ndarray:
+        return np.sqrt(self.var)
+
+    def update(self, x: ArrayLike) -> None:
+        """Add a batch ``[N, *shape]`` (numpy or torch; N may be 0)."""
+        arr = _numpy64(x)
+        if arr.shape[1:] != self.shape:
+            raise ValueError(f"expected a batch of shape [N, *{self.shape}], got {arr.shape}")
+        if len(arr) == 0:
+            return
+        self.update_from_moments(arr.mean(axis=0), arr.var(axis=0), len(arr))
+
+    def update_from_moments(
+        self, batch_mean: ArrayLike, batch_var: ArrayLike, batch_count: float
+    ) -> None:
+        """Merge a batch's mean, population variance and size (Chan et al.)."""
+        if batch_count <= 0:
+            return
+        b_mean, b_var = _numpy64(batch_mean), _numpy64(batch_var)
+        if self.count == 0:
+            self.mean, self.var, self.count = b_mean.copy(), b_var.copy(), float(batch_count)
+            return
+        total = self.count + batch_count
+        delta = b_mean - self.mean
+        m2 = self.var * self.count + b_var * batch_count
+        m2 = m2 + delta**2 * self.count * batch_count / total
+        self.mean = self.mean + delta * batch_count / total
+        self.var = m2 / total
+        self.count = float(total)
+
+    def state_dict(self) -> dict[str, Any]:
+        return {
+            "mean": torch.from_numpy(self.mean.copy()),
+            "var": torch.from_numpy(self.var.copy()),
+            "count": float(self.count),
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.mean = _array_from_state(state, "mean", self.shape)
+        self.var = _array_from_state(state, "var", self.shape)
+        self.count = float(state.get("count", 0.0))
+        if self.count < 0 or not np.all(self.var >= 0):
+            raise ValueError(
+                f"expected count >= 0 and var >= 0 in the normalisation state, "
+                f"got count {self.count}, min var {self.var.min() if self.var.size else 0}"
+            )
+
+
+class ObservationNormalizer:
+    """``clip((x - mean) / sqrt(var + 1e-8), -clip, clip)`` with running statistics.
+
+    ``x``: ``[N, *shape]`` (any leading dims for :meth:`__call__`); returns float32 on the
+    input's device. Statistics are updated only by :meth:`update` (random-policy steps
+    first, then every rollout)."""
+
+    def __init__(self, shape: tuple[int, ...], clip: float = 5.0, eps: float = 1e-8):
+        if clip <= 0:
+            raise ValueError(f"expected an observation clip > 0, got {clip}")
+        self.rms = RunningMeanStd(shape)
+        self.clip = float(clip)
+        self.eps = float(eps)
+        self._cache: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def update(self, x: ArrayLike) -> None:
+        self.rms.update(x)
+        self._cache.clear()
+
+    def _stats(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        if device not in self._cache:
+            mean = torch.as_tensor(self.rms.mean, dtype=torch.float32, device=device)
+            scale = torch.as_tensor(np.sqrt(self.rms.var + self.eps), dtype=torch.float32)
+            self._cache[device] = (mean, scale.to(device))
+        return self._cache[device]
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """``[..., *shape]`` -> normalised, clipped float32 of the same shape."""
+        if tuple(x.shape[x.ndim - len(self.rms.shape) :]) != self.rms.shape:
+            raise ValueError(
+                f"expected observations ending in shape {self.rms.shape}, got {tuple(x.shape)}"
+            )
+        mean, scale = self._stats(x.device)
+        return ((x.float() - mean) / scale).clamp(-self.clip, self.clip)
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.rms.state_dict()
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.rms.load_state_dict(state)
+        self._cache.clear()
+
+
+class RewardForwardFilter:
+    """Per-env discounted running return ``R_t = gamma * R_{t-1} + r_t`` (``[B]``), never
+    reset at episode ends (the intrinsic return is non-episodic)."""
+
+    def __init__(self, gamma: float, num_envs: int):
+        self.gamma = float(gamma)
+        self.returns = np.zeros(num_envs, np.float64)
+
+    def update(self, rewards: ArrayLike) -> np.ndarray:
+        """``rewards``: ``[B]`` -> the updated returns ``[B]`` (a copy)."""
+        r = _numpy64(rewards)
+        if r.shape != self.returns.shape:
+            raise ValueError(f"expected rewards of shape {self.returns.shape}, got {r.shape}")
+        self.returns = self.returns * self.gamma + r
+        return self.returns.copy()
+
+
+class IntrinsicRewardScaler:
+    """Divides raw intrinsic rewards by the running std of the discounted intrinsic return.
+
+    For a rollout ``r`` of ``[T, B]`` raw rewards: run the forward filter through time
+    (R_t for every t and env), merge all ``T * B`` returns into the running statistics,
+    then return ``r / sqrt(var(R))`` (the mean of R is not subtracted: the reward keeps
+    its sign and zero)."""
+
+    def __init__(self, gamma: float, num_envs: int, eps: float = 1e-8):
+        self.filter = RewardForwardFilter(gamma, num_envs)
+        self.rms = RunningMeanStd(())
+        self.eps = float(eps)
+
+    def __call__(self, rewards: torch.Tensor) -> torch.Tensor:
+        """``[T, B]`` raw rewards -> ``[T, B]`` scaled rewards (same dtype and device)."""
+        if rewards.ndim != 2:
+            raise ValueError(f"expected intrinsic rewards of shape [T, B], got {rewards.shape}")
+        returns = np.stack([self.filter.update(r) for r in _numpy64(rewards)])
+        self.rms.update(returns.reshape(-1))
+        return rewards / float(np.sqrt(self.rms.var + self.eps))
+
+    def state_dict(self) -> dict[str, Any]:
+        return {"returns": torch.from_numpy(self.filter.returns.copy()), **self.rms.state_dict()}
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.filter.returns = _array_from_state(state, "returns", self.filter.returns.shape)
+        self.rms.load_state_dict(state)
+
+
+__all__ = [
+    "IntrinsicRewardScaler",
+    "ObservationNormalizer",
+    "RewardForwardFilter",
+    "RunningMeanStd",
+]
