@@ -52,7 +52,10 @@ def cmd_trim(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(TrimConfig, args)
     r = trim_episode(cfg.file, start=cfg.start, end=cfg.end, idle=cfg.idle, out=cfg.out)
     cut = f" ({r.idle_cut[0]} idle steps cut at the start, {r.idle_cut[1]} at the end)"
-    print(f"wrote {r.path}: frames {r.start}..{r.end} of {cfg.file}, {r.length} steps" + cut * cfg.idle)
+    print(
+        f"wrote {r.path}: frames {r.start}..{r.end} of {cfg.file}, {r.length} steps"
+        + cut * cfg.idle
+    )
     return 0
 
 

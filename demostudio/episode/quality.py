@@ -5,11 +5,12 @@ Per episode: length, return, the idle runs at the start and the end (as
 acted (the person's share of the steps and the number of take-overs), a digest of what was
 played and, when asked, verification by re-simulation.
 
-Across a folder, per env id (trimmed pieces left out): outliers of return and length by the robust z-score
-``0.6745 * (x - median) / MAD`` (|z| > :data:`OUTLIER_Z`, Iglewicz and Hoaglin; when the MAD
-is 0, the mean absolute deviation times 1.2533 stands in), only with at least
-:data:`MIN_FOR_OUTLIERS` episodes; and identical duplicates (same env, seed, reset options and
-actions, hence the same episode): every copy after the first is flagged.
+Across a folder, per env id (trimmed pieces left out): outliers of return and length by the
+robust z-score ``0.6745 * (x - median) / MAD`` (|z| > :data:`OUTLIER_Z`, Iglewicz and
+Hoaglin; when the MAD is 0 the mean absolute deviation times 1.2533 stands in), at least
+:data:`MIN_GAP` of the median away, with at least :data:`MIN_FOR_OUTLIERS` episodes; and
+identical duplicates (same env, seed, reset options and actions, hence the same episode):
+every copy after the first is flagged.
 
 Each flag comes with a command that deals with it (``demostudio tag FILE --add bad``,
 ``demostudio trim FILE --idle``)."""
@@ -36,6 +37,9 @@ from .trim import _datasets, idle_runs
 
 OUTLIER_Z = 3.5
 MIN_FOR_OUTLIERS = 5
+MIN_GAP = 0.25
+"""An outlier also differs from the median by at least this share of the median's size (so
+near-identical episodes, with a tiny MAD, are not flagged for a few steps' difference)."""
 IDLE_FLAG_STEPS = 10
 """An idle run is flagged when it is at least this many steps..."""
 IDLE_FLAG_SHARE = 0.05
@@ -206,17 +210,19 @@ def episode_quality(path: str | os.PathLike, verify: bool = False) -> EpisodeQua
 
 
 def robust_z(values: np.ndarray) -> np.ndarray:
-    """Modified z-scores ``0.6745 (x - median) / MAD`` (0 where the spread is 0)."""
+    """Modified z-scores ``0.6745 (x - median) / MAD`` (0 where the spread is 0, and where
+    ``x`` is within :data:`MIN_GAP` of the median)."""
     values = np.asarray(values, dtype=np.float64)
     med = np.median(values)
     dev = np.abs(values - med)
     mad = np.median(dev)
     if mad > 0:
-        return 0.6745 * (values - med) / mad
-    mean_ad = np.mean(dev)
-    if mean_ad > 0:
-        return (values - med) / (1.253314 * mean_ad)
-    return np.zeros_like(values)
+        z = 0.6745 * (values - med) / mad
+    elif np.mean(dev) > 0:
+        z = (values - med) / (1.253314 * np.mean(dev))
+    else:
+        return np.zeros_like(values)
+    return np.where(dev >= MIN_GAP * max(abs(med), 1.0), z, 0.0)
 
 
 def _command(*words: str) -> str:
