@@ -42,3 +42,9 @@ def wait_jobs(viewer, timeout: float = 60.0) -> None:
     for job in list(viewer.jobs):
         assert job.wait(timeout), f"{job.label} did not finish in {timeout} s"
     viewer.update(0.0)
+
+
+def first_episode(viewer):
+    """Move a viewer (which opens on the newest episode) to the first one in the list."""
+    press(viewer, pygame.K_PAGEUP, times=len(viewer.catalog))
+    return viewer
