@@ -286,6 +286,8 @@ class Viewer:
                 self.say(job.result.describe(), theme.GOOD if job.result.ok else theme.BAD)
             elif job.label == "trim":
                 r = job.result
+                if not any(r.path.is_relative_to(root) for root in self.catalog.roots):
+                    self.catalog.roots.append(r.path)  # opened on files: list it too
                 self.rescan()
                 paths = [e.path for e in self.catalog.entries]
                 if r.path in paths:

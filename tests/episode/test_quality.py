@@ -14,18 +14,7 @@ import pytest
 from demostudio.cli import main
 from demostudio.episode import read_summary
 from demostudio.episode.quality import assess, episode_quality, robust_z
-
-
-def add_takeovers(path, stretches, names=("policy:scripted", "person:ann")):
-    """Give a file the who-acted contract's ``actors`` / ``actor_names``: ``stretches`` are
-    the (start, end) step ranges the person took."""
-    n = read_summary(path).length
-    actors = np.zeros(n, np.uint8)
-    for a, b in stretches:
-        actors[a:b] = 1
-    with h5py.File(path, "r+") as f:
-        f["actors"] = actors
-        f.attrs["actor_names"] = json.dumps(list(names))
+from tests.replay.helpers import add_takeovers
 
 
 @pytest.fixture(scope="module")

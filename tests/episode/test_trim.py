@@ -12,6 +12,7 @@ import pytest
 from demostudio.cli import main
 from demostudio.episode import EpisodeError, load_episode, open_episode, validate, verify_episode
 from demostudio.episode.trim import idle_runs, trim_episode
+from tests.replay.helpers import add_takeovers
 
 
 @pytest.fixture(scope="module")
@@ -121,16 +122,14 @@ def test_a_held_action_is_idle_only_without_reward(episode):
 
 
 def test_who_acted_is_kept(episode):
-    n = load_episode(episode).summary.length
-    actors = np.zeros(n, np.uint8)
-    actors[30:50] = 1
-    with h5py.File(episode, "r+") as f:
-        f["actors"] = actors
-    _set(episode, actor_names=["policy:scripted", "person:ann"])
+    add_takeovers(episode, [(30, 50)])
+    with open_episode(episode) as ep:
+        actors = ep.h5["actors"][()]
     r = trim_episode(episode, start=25, end=55)
     with open_episode(r.path) as ep:
         np.testing.assert_array_equal(ep.h5["actors"][()], actors[25:55])
         assert ep.summary.attrs["actor_names"] == ["policy:scripted", "person:ann"]
+    assert verify_episode(r.path).ok
 
 
 @pytest.mark.parametrize(
