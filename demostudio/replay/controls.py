@@ -139,8 +139,8 @@ HELP: dict[Command, str] = {
     Command.EXPORT_MP4: "export the marked range (or all) as MP4",
     Command.EXPORT_GIF: "export the marked range (or all) as GIF",
     Command.EXPORT_PNG: "save the current frame as PNG",
-    Command.TRIM: "keep the marked range as a new episode (trim)",
-    Command.TRIM_IDLE: "trim, also cutting idle steps at both ends",
+    Command.TRIM: "trim: the marked range as a new episode",
+    Command.TRIM_IDLE: "trim, cutting idle ends too",
     Command.QUIT: "quit",
 }
 
