@@ -125,6 +125,8 @@ def _datasets(group: h5py.Group, name: str, prefix: str = "") -> Iterator[tuple[
     links only (a soft or external link is a schema error: never read outside the file)."""
     link = group.get(name, getlink=True)
     path = f"{prefix}{name}"
+    if link is None:
+        raise EpisodeError(group.file.filename, path, "expected this dataset, it is missing")
     if not isinstance(link, h5py.HardLink):
         raise EpisodeError(group.file.filename, path, "expected a dataset or group, got a link")
     obj = group[name]

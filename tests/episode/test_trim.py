@@ -157,3 +157,12 @@ def test_cli_writes_and_refuses_to_overwrite(episode, tmp_path, capsys):
     assert "Traceback" not in err
     assert main(["trim", str(tmp_path / "missing.h5")]) == 2
     assert "no such file" in capsys.readouterr().err
+
+
+def test_a_trimmed_file_without_its_prefix_is_one_clean_error(episode, capsys):
+    r = trim_episode(episode, start=10, end=40)
+    with h5py.File(r.path, "r+") as f:
+        del f["trim_prefix"]
+    assert main(["verify", str(r.path)]) == 2
+    err = capsys.readouterr().err
+    assert "[trim_prefix/actions]" in err and "missing" in err and "Traceback" not in err
