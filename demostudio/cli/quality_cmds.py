@@ -47,10 +47,16 @@ class QualityConfig:
 
 
 def cmd_trim(args: argparse.Namespace) -> int:
+    from demostudio.cli import CommandError
     from demostudio.episode.trim import trim_episode
 
     cfg = dataclass_from_args(TrimConfig, args)
-    r = trim_episode(cfg.file, start=cfg.start, end=cfg.end, idle=cfg.idle, out=cfg.out)
+    if cfg.file.is_dir():
+        raise CommandError(f"{cfg.file}: expected an episode file, got a folder")
+    try:
+        r = trim_episode(cfg.file, start=cfg.start, end=cfg.end, idle=cfg.idle, out=cfg.out)
+    except OSError as exc:  # the output folder cannot be written (the source is untouched)
+        raise CommandError(f"{cfg.out or cfg.file.parent}: cannot write the trimmed episode: {exc}")
     cut = f" ({r.idle_cut[0]} idle steps cut at the start, {r.idle_cut[1]} at the end)"
     print(
         f"wrote {r.path}: frames {r.start}..{r.end} of {cfg.file}, {r.length} steps"

@@ -157,6 +157,8 @@ def test_cli_writes_and_refuses_to_overwrite(episode, tmp_path, capsys):
     assert "Traceback" not in err
     assert main(["trim", str(tmp_path / "missing.h5")]) == 2
     assert "no such file" in capsys.readouterr().err
+    assert main(["trim", str(tmp_path)]) == 2
+    assert "expected an episode file, got a folder" in capsys.readouterr().err
 
 
 def test_a_trimmed_file_without_its_prefix_is_one_clean_error(episode, capsys):
