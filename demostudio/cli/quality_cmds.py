@@ -56,7 +56,8 @@ def cmd_trim(args: argparse.Namespace) -> int:
     try:
         r = trim_episode(cfg.file, start=cfg.start, end=cfg.end, idle=cfg.idle, out=cfg.out)
     except OSError as exc:  # the output folder cannot be written (the source is untouched)
-        raise CommandError(f"{cfg.out or cfg.file.parent}: cannot write the trimmed episode: {exc}")
+        where = cfg.out or cfg.file.parent
+        raise CommandError(f"{where}: cannot write the trimmed episode: {exc}") from None
     cut = f" ({r.idle_cut[0]} idle steps cut at the start, {r.idle_cut[1]} at the end)"
     print(
         f"wrote {r.path}: frames {r.start}..{r.end} of {cfg.file}, {r.length} steps"
