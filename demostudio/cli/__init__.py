@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "demostudio.cli.train_cmds",
     "demostudio.cli.compare_cmd",
     "demostudio.cli.data_cmds",
+    "demostudio.cli.quality_cmds",
 )
 # The command run by a bare ``demostudio`` (registered by the play module).
 DEFAULT_COMMAND = "launch"

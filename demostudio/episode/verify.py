@@ -14,6 +14,7 @@ from .envs import UnknownEnvError, remake_env
 from .reader import EpisodeFile
 from .schema import EpisodeError
 from .spaces import index_nested
+from .trim import replay_prefix
 
 
 @dataclass(frozen=True)
@@ -105,6 +106,9 @@ def verify_episode(
             raise EpisodeError(path, "env_id", str(exc)) from None
         try:
             obs, _ = env.reset(seed=int(s.seed), options=s.attrs.get("reset_options"))
+            obs, ended = replay_prefix(env, ep, obs)  # a trimmed file: the steps before it
+            if ended:
+                return VerifyResult(path, 0, Divergence(-1, "trim", ended))
 
             def check(t: int, live_obs: Any) -> Divergence | None:
                 msg = describe_difference(index_nested(data.observations, t + 1), live_obs)

@@ -1,7 +1,8 @@
 """The episode viewer: scrub episodes like a video, tag, verify and export them.
 
 ``run_viewer(paths)`` opens the window (the ``demostudio replay`` command and the launcher
-call it); ``viewer.Viewer`` is the window itself, :class:`Playback` its pure clock and
+call it); ``viewer.Viewer`` is the window itself (it draws and carries out requests),
+``state`` its input state with the pure ``process_event``, :class:`Playback` the clock and
 ``controls`` the key bindings. Importing this package does not import pygame."""
 
 from __future__ import annotations
@@ -32,12 +33,4 @@ def run_viewer(paths: list[Path], *, export_dir: Path = Path("exports")) -> None
             pygame.display.quit()
 
 
-__all__ = [
-    "BINDINGS",
-    "SPEEDS",
-    "Command",
-    "Playback",
-    "apply_playback",
-    "command_for",
-    "run_viewer",
-]
+__all__ = ["SPEEDS", "Playback", "run_viewer"]

@@ -4,6 +4,7 @@ that stops it from opening (the rest of the folder still works)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from datetime import datetime
 from pathlib import Path
 
 from demostudio.episode import (
@@ -18,6 +19,17 @@ from demostudio.episode import (
 PARTIAL_ERROR = (
     "unfinished recording: still being recorded, or left by a crash (run demostudio recover)"
 )
+
+
+def _recorded(entry: Entry) -> float:
+    """When an episode was recorded, as a Unix time."""
+    try:
+        return datetime.fromisoformat(entry.summary.recorded_at).timestamp()
+    except (ValueError, TypeError, OverflowError):
+        try:
+            return entry.path.stat().st_mtime
+        except OSError:
+            return 0.0
 
 
 @dataclass(frozen=True)
@@ -37,7 +49,7 @@ class Catalog:
     def __init__(self, paths: list[Path]):
         self.roots = [Path(p) for p in paths]
         self.entries: list[Entry] = self._read(self.roots)
-        self.index = 0 if self.entries else -1
+        self.index = self.newest()
         self.version = 0
         """Bumped whenever an entry changes, so views know to redraw."""
 
@@ -81,6 +93,21 @@ class Catalog:
             self.index = min(max(self.index, 0), len(self.entries) - 1)
         self.version += 1
         return len(new_episodes) + len(new_partials), len(gone)
+
+    def newest(self) -> int:
+        """The index of the most recently recorded readable episode (by its ``recorded_at``,
+        the file's time when that does not parse); the last entry when none is readable, -1
+        when there are none."""
+        if not self.entries:
+            return -1
+        best, when = len(self.entries) - 1, None
+        for i, e in enumerate(self.entries):
+            if not e.ok:
+                continue
+            t = _recorded(e)
+            if when is None or t >= when:
+                best, when = i, t
+        return best
 
     def __len__(self) -> int:
         return len(self.entries)

@@ -43,6 +43,8 @@ class Command(Enum):
     EXPORT_MP4 = auto()
     EXPORT_GIF = auto()
     EXPORT_PNG = auto()
+    TRIM = auto()
+    TRIM_IDLE = auto()
     QUIT = auto()
 
 
@@ -98,6 +100,8 @@ BINDINGS: tuple[Binding, ...] = (
     Binding(pygame.K_x, "", Command.EXPORT_MP4, "X"),
     Binding(pygame.K_x, "shift", Command.EXPORT_GIF, "Shift+X"),
     Binding(pygame.K_s, "", Command.EXPORT_PNG, "S"),
+    Binding(pygame.K_k, "", Command.TRIM, "K"),
+    Binding(pygame.K_k, "shift", Command.TRIM_IDLE, "Shift+K"),
     Binding(pygame.K_q, "", Command.QUIT, "Q / Esc"),
     Binding(pygame.K_ESCAPE, "", Command.QUIT, ""),
 )
@@ -135,6 +139,8 @@ HELP: dict[Command, str] = {
     Command.EXPORT_MP4: "export the marked range (or all) as MP4",
     Command.EXPORT_GIF: "export the marked range (or all) as GIF",
     Command.EXPORT_PNG: "save the current frame as PNG",
+    Command.TRIM: "trim: the marked range as a new episode",
+    Command.TRIM_IDLE: "trim, cutting idle ends too",
     Command.QUIT: "quit",
 }
 

@@ -9,8 +9,9 @@ import pygame
 from demostudio.ui import theme
 
 from .controls import help_lines
+from .dialogs import draw_dialog
 from .framecache import fit_size
-from .overlay import describe_frame, format_time, format_value, render_overlay
+from .overlay import describe_frame, format_time, format_value, quality_lines, render_overlay
 
 if TYPE_CHECKING:
     from .viewer import Viewer
@@ -20,7 +21,7 @@ def draw_viewer(v: Viewer) -> None:
     screen = v.screen
     screen.fill(theme.BACKGROUND)
     if v.layout.list is not None:
-        v.episode_list.draw(screen, v.catalog)
+        v.episode_list.draw(screen, v.catalog, v.quality)
     _draw_frame(v)
     if v.episode is not None and v.playback is not None:
         v.timeline.draw(
@@ -29,15 +30,15 @@ def draw_viewer(v: Viewer) -> None:
             v.playback.frame,
             (v.playback.mark_in, v.playback.mark_out),
             v.divergence_frame(),
-            v.hover_x,
+            v.state.hover_x,
         )
     else:
         pygame.draw.rect(screen, theme.PANEL, v.layout.timeline)
     _draw_status(v)
-    if v.show_help:
+    if v.state.show_help:
         _draw_help(screen)
-    if v.dialog is not None:
-        v.dialog.draw(screen)
+    if v.state.dialog is not None:
+        draw_dialog(screen, v.state.dialog)
 
 
 def _wrap(text: str, font: pygame.font.Font, width: int) -> list[str]:
@@ -90,10 +91,11 @@ def _draw_frame(v: Viewer) -> None:
         _centered_lines(
             v.screen, area, ["recorded without frames", f"observation {obs}"], theme.TEXT_DIM
         )
-    if v.show_overlay:
+    if v.state.show_overlay:
         key = (id(ep), i, v.catalog.version)
         if key != v._overlay_key:
-            v._overlay_image = render_overlay(describe_frame(ep, i))
+            lines = describe_frame(ep, i) + quality_lines(v.quality.get(ep.path))
+            v._overlay_image = render_overlay(lines)
             v._overlay_key = key
         if v._overlay_image is not None:
             v.screen.blit(v._overlay_image, _overlay_position(area, picture, v._overlay_image))

@@ -1,5 +1,6 @@
-"""The episode list on the left: return, length, player and date per file; unreadable files
-show their error; click a row to open it, scroll with the wheel."""
+"""The episode list on the left: return, length, player and date per file, who acted and the
+quality flags (as ``demostudio quality``); unreadable files show their error; click a row to
+open it, scroll with the wheel."""
 
 from __future__ import annotations
 
@@ -7,11 +8,14 @@ from datetime import datetime
 
 import pygame
 
+from demostudio.episode.quality import EpisodeQuality
 from demostudio.ui import theme
 
 from .catalog import Catalog, Entry
+from .overlay import who_acted
+from .qualityscan import QualityScan
 
-ROW_HEIGHT = 62
+ROW_HEIGHT = 78
 HEADER_HEIGHT = 28
 
 
@@ -54,6 +58,16 @@ def row_lines(entry: Entry) -> tuple[str, str, str]:
     return s.env_id + tags, facts, f"{_when(s.recorded_at)}  {name.removesuffix('.h5')}"
 
 
+def quality_line(q: EpisodeQuality | None) -> str:
+    """The row's fourth line: who acted and the flags ("" when there is nothing to say)."""
+    if q is None or q.error is not None:
+        return ""
+    parts = [who_acted(q)] if who_acted(q) else []
+    if q.flags:
+        parts.append("! " + ", ".join(f.kind for f in q.flags))
+    return "  ".join(parts)
+
+
 class EpisodeList:
     def __init__(self) -> None:
         self.rect = pygame.Rect(0, 0, 1, 1)
@@ -83,20 +97,29 @@ class EpisodeList:
         index = self.scroll + (pos[1] - self.rect.y - HEADER_HEIGHT) // ROW_HEIGHT
         return index if 0 <= index < total else None
 
-    def draw(self, surface: pygame.Surface, catalog: Catalog) -> None:
+    def draw(self, surface: pygame.Surface, catalog: Catalog, quality: QualityScan) -> None:
         """Blit the list, re-rendering it only when it changed."""
-        key = (self.rect.size, self.scroll, catalog.index, catalog.version, len(catalog))
+        key = (
+            self.rect.size,
+            self.scroll,
+            catalog.index,
+            catalog.version,
+            len(catalog),
+            quality.version,
+        )
         if self._cache is None or key != self._key:
             self._cache = pygame.Surface(self.rect.size)
-            self._render(self._cache, catalog)
+            self._render(self._cache, catalog, quality)
             self._key = key
         surface.blit(self._cache, self.rect.topleft)
 
-    def _render(self, surface: pygame.Surface, catalog: Catalog) -> None:
+    def _render(self, surface: pygame.Surface, catalog: Catalog, quality: QualityScan) -> None:
         area = surface.get_rect()
         pygame.draw.rect(surface, theme.PANEL, area)
         bad = sum(not e.ok for e in catalog.entries)
+        flagged = sum(bool(q.flags) for q in quality.results.values() if q.error is None)
         title = f"{len(catalog)} episode(s)" + (f", {bad} unreadable" if bad else "")
+        title += f", {flagged} flagged" if flagged else ""
         theme.draw_text(surface, title, (area.x + 10, area.y + 6), 13, theme.TEXT_DIM)
         name_font, fact_font = theme.font(13, bold=True), theme.font(12, mono=True)
         width = area.width - 20
@@ -119,6 +142,12 @@ class EpisodeList:
             for n, line in enumerate(rest):
                 image = fact_font.render(_fit(line, fact_font, width), True, dim)
                 surface.blit(image, (row.x + 8, row.y + 23 + n * 16))
+            extra = quality_line(quality.get(entry.path)) if entry.ok else ""
+            if extra:
+                q = quality.get(entry.path)
+                color = theme.WARN if q is not None and q.flags else theme.TEXT_DIM
+                image = fact_font.render(_fit(extra, fact_font, width), True, color)
+                surface.blit(image, (row.x + 8, row.y + 23 + 2 * 16))
         if not catalog.entries:
             theme.draw_text(
                 surface, "no episodes found", (area.x + 10, area.y + 40), 14, theme.TEXT_DIM

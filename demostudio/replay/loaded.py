@@ -1,5 +1,5 @@
 """The episode being viewed: its open file plus the per-step arrays the timeline and the
-overlay need (rewards, return so far, ends), read once when it is opened."""
+overlay need (rewards, return so far, ends, who acted), read once when it is opened."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from demostudio.episode import EpisodeError, open_episode
+from demostudio.episode.quality import person_steps
 from demostudio.export import stored_fps
 
 
@@ -24,12 +25,19 @@ class LoadedEpisode:
             self.truncations = scalars.truncations
             self.returns = np.concatenate(([0.0], np.cumsum(self.rewards)))
             """[T+1] return so far at frame i (the sum of rewards of steps < i)."""
+            self.person = person_steps(self.file)
+            """[T] bool: the steps a person took (issue 15's who-acted)."""
         except BaseException:
             self.file.close()
             raise
         self.summary = self.file.summary
         self.fps = stored_fps(self.summary)
         self.has_frames = self.file.has_frames
+
+    @property
+    def mixed(self) -> bool:
+        """Both a person and an agent acted (an episode with take-overs)."""
+        return bool(self.person.any() and not self.person.all())
 
     @property
     def n_frames(self) -> int:

@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 import pygame
 
+from demostudio.episode.quality import EpisodeQuality
 from demostudio.ui import theme
 
 from .loaded import LoadedEpisode
@@ -71,6 +72,8 @@ def describe_frame(ep: LoadedEpisode, i: int) -> list[str]:
             lines.append("keys held  " + " + ".join(keys))
         lines.append(f"reward {ep.rewards[t]:+.4g}")
         lines.append(f"return {ep.returns[i]:.4g}")
+        if ep.mixed:
+            lines.append("acted: person" if ep.person[t] else "acted: agent")
         end = [
             name
             for name, flag in (("TERMINATED", ep.terminations[t]), ("TRUNCATED", ep.truncations[t]))
@@ -88,6 +91,22 @@ def describe_frame(ep: LoadedEpisode, i: int) -> list[str]:
         note = s.notes.replace("\n", " ")
         lines.append("notes " + (note if len(note) <= 40 else note[:37] + "..."))
     return lines
+
+
+def who_acted(q: EpisodeQuality) -> str:
+    """ "person 35%, 2 takeovers" ("" for an episode nobody took over and no person played)."""
+    if q.error is not None or (q.human_share == 0 and not q.takeovers):
+        return ""
+    n = q.takeovers
+    return f"person {q.human_share:.0%}" + (f", {n} takeover{'s' * (n != 1)}" if n else "")
+
+
+def quality_lines(q: EpisodeQuality | None) -> list[str]:
+    """The overlay's quality lines: who acted, then each flag (as ``demostudio quality``)."""
+    if q is None:
+        return []
+    lines = [who_acted(q)] if who_acted(q) else []
+    return lines + [f"! {f.kind}: {f.detail}" for f in q.flags]
 
 
 def render_overlay(lines: list[str]) -> pygame.Surface | None:

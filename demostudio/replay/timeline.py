@@ -1,11 +1,13 @@
 """The timeline bar: click or drag to seek; reward and end markers, the return over time,
-the in/out range, the verification divergence and the playhead.
+the stretches a person played, the in/out range, the verification divergence and the
+playhead.
 
 Layout of the widget's rect (top to bottom)::
 
-    |  return plot (line from min to max return)                       |
+    |  return plot (line from min to max return)              # person |
     |  ' '  '   '' reward ticks (green > 0, red < 0)                   | end marker
-    |==========[ in ........ out ]====|playhead|=======================|
+    |=====#####=[ in ........ out ]====|playhead|====#####=============|
+                ##### the person's stretches (take-overs), in PERSON
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from demostudio.ui import theme
 
 from .loaded import LoadedEpisode
 
+PERSON = (190, 110, 250)
+"""The colour of the steps a person took."""
 BAR_HEIGHT = 16
 TICK_HEIGHT = 10
 PAD = 8
@@ -52,6 +56,12 @@ class Timeline:
         frac = (x - t.x) / (t.width - 1)
         return int(min(max(round(frac * (self.n_frames - 1)), 0), self.n_frames - 1))
 
+    def person_spans(self, person: np.ndarray) -> list[tuple[int, int]]:
+        """(x0, x1) pixel spans of the runs of person steps: step t spans frames t..t+1."""
+        edges = np.diff(np.concatenate(([0], person.astype(np.int8), [0])))
+        starts, ends = np.flatnonzero(edges == 1), np.flatnonzero(edges == -1)
+        return [(self.x_of(int(a)), self.x_of(int(b))) for a, b in zip(starts, ends)]
+
     def invalidate(self) -> None:
         """Redraw the markers next time (another episode, new tags, new verification)."""
         self._background = None
@@ -68,6 +78,8 @@ class Timeline:
         track = self.track.move(-ox, -oy)
         bar = pygame.Rect(track.x, track.bottom - BAR_HEIGHT - 4, track.width, BAR_HEIGHT)
         pygame.draw.rect(surf, theme.PANEL_LIGHT, bar, border_radius=3)
+        for x0, x1 in self.person_spans(ep.person):
+            pygame.draw.rect(surf, PERSON, (x0 - ox, bar.y, max(1, x1 - x0), bar.height))
         plot = pygame.Rect(track.x, 4, track.width, bar.y - TICK_HEIGHT - 8)
         # Return so far, sampled once per pixel column.
         if plot.height > 4 and self.n_frames > 1:
@@ -89,6 +101,9 @@ class Timeline:
                     font.render(f"{lo:.4g}", True, theme.TEXT_DIM, theme.PANEL),
                     (plot.x + 2, plot.bottom - 12),
                 )
+            if ep.person.any():
+                label = font.render("person", True, PERSON, theme.PANEL)
+                surf.blit(label, label.get_rect(topright=(plot.right - 2, plot.y)))
         # Reward ticks: one per pixel column that holds a non-zero reward.
         tick_top = bar.y - TICK_HEIGHT - 2
         for sign, color in ((1, theme.GOOD), (-1, theme.BAD)):

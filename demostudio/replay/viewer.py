@@ -1,8 +1,10 @@
-"""The episode viewer window: event handling, background jobs and drawing.
+"""The episode viewer window: it draws and carries out requests.
 
-``handle_event`` turns each pygame event into a state change (playback commands go through
-the pure :func:`~demostudio.replay.controls.apply_playback`); ``update(dt)`` advances the
-playback clock and collects finished jobs; ``draw()`` renders the window."""
+Each pygame event goes through the pure :func:`~demostudio.replay.state.process_event`, which
+updates :attr:`Viewer.state` (playback, toggles, dialogs, mouse) and queues
+:class:`~demostudio.replay.state.Request` s; :meth:`Viewer.carry_out` does them (open another
+episode, tag, delete, verify, export, trim, relayout). ``update(dt)`` advances the playback
+clock, collects finished jobs and rescans the folders; ``draw()`` renders the window."""
 
 from __future__ import annotations
 
@@ -12,12 +14,12 @@ from pathlib import Path
 import pygame
 
 from demostudio.episode import EpisodeError, VerifyResult, update_metadata
+from demostudio.episode.trim import trim_episode
 from demostudio.export import FrameRange, default_output, export_episode, save_png
 from demostudio.ui import theme
 
 from .catalog import Catalog
-from .controls import Command, apply_playback, command_for
-from .dialogs import Confirm, TextPrompt
+from .controls import Command
 from .drawing import draw_viewer
 from .framecache import FrameCache
 from .jobs import BackgroundJob
@@ -25,6 +27,8 @@ from .layout import compute_layout
 from .listpanel import EpisodeList
 from .loaded import LoadedEpisode
 from .playback import NORMAL_SPEED, Playback
+from .qualityscan import QualityScan
+from .state import Confirm, Do, Prompt, Request, ViewerState, apply_command, process_event
 from .timeline import Timeline
 from .verify_process import VerifyProcess
 
@@ -50,33 +54,52 @@ class Viewer:
         self.export_dir = Path(export_dir)
         self.catalog = Catalog(paths)
         self.episode: LoadedEpisode | None = None
-        self.playback: Playback | None = None
+        self.state = ViewerState()
         self.frames = FrameCache()
         self.timeline = Timeline()
         self.episode_list = EpisodeList()
-        self.show_overlay = True
-        self.show_list = True
-        self.show_help = False
-        self.dialog: TextPrompt | Confirm | None = None
+        self.quality = QualityScan()
+        self._quality_seen = -1
+        self._quality_drawn = 0
         self.jobs: list[BackgroundJob | VerifyProcess] = []
         self.verify_results: dict[Path, VerifyResult] = {}
         self.message = ("", theme.TEXT, 0.0)
-        self.running = True
         self.dirty = True
-        self._dragging = False
-        self._resume_after_drag = False
-        self.hover_x: int | None = None
-        """Mouse x over the timeline (its frame is labelled), None elsewhere."""
+        self._text_input = False
         self._overlay_key: tuple | None = None
         self._overlay_image: pygame.Surface | None = None
         self._next_rescan = time.monotonic() + RESCAN_INTERVAL_S
         self._relayout()
         self.open_current()
 
+    @property
+    def playback(self) -> Playback | None:
+        return self.state.playback
+
+    @property
+    def running(self) -> bool:
+        return self.state.running
+
+    # ---- geometry (for process_event) -------------------------------------------------------
+
+    def on_timeline(self, pos: tuple[int, int]) -> bool:
+        return self.timeline.hit(pos)
+
+    def frame_at(self, x: int) -> int:
+        return self.timeline.frame_at(x)
+
+    def on_list(self, pos: tuple[int, int]) -> bool:
+        return self.layout.list is not None and self.layout.list.collidepoint(pos)
+
+    def list_row(self, pos: tuple[int, int]) -> int | None:
+        if self.layout.list is None:
+            return None
+        return self.episode_list.row_at(pos, len(self.catalog))
+
     # ---- episodes --------------------------------------------------------------------------
 
     def _relayout(self) -> None:
-        self.layout = compute_layout(self.screen.get_size(), self.show_list)
+        self.layout = compute_layout(self.screen.get_size(), self.state.show_list)
         if self.layout.list is not None:
             self.episode_list.rect = self.layout.list
         self.timeline.rect = self.layout.timeline
@@ -89,7 +112,7 @@ class Viewer:
         loop = self.playback.loop if self.playback else False
         if self.episode is not None:
             self.episode.close()
-        self.episode, self.playback = None, None
+        self.episode, self.state.playback = None, None
         self.frames.clear()
         self.timeline.invalidate()
         self._overlay_key = None
@@ -105,7 +128,7 @@ class Viewer:
         except (EpisodeError, OSError, ValueError, KeyError) as exc:
             self.catalog.mark_error(self.catalog.index, str(exc))
             return
-        self.playback = Playback(
+        self.state.playback = Playback(
             self.episode.n_frames, self.episode.fps, speed_index=speed, loop=loop
         )
         if keep is not None:
@@ -151,7 +174,8 @@ class Viewer:
         self.episode.close()  # HDF5 will not open a file for writing while it is open to read
         self.episode = None
         try:
-            update_metadata(entry.path, tags=tags, notes=notes)
+            with self.quality.lock:  # nor while the quality scan reads it
+                update_metadata(entry.path, tags=tags, notes=notes)
             error = None
         except (EpisodeError, OSError) as exc:
             error = f"could not save to {entry.path.name}: {exc}"
@@ -166,6 +190,7 @@ class Viewer:
             self.say("notes saved")
 
     def toggle_tag(self, tag: str, exclusive: str | None = None) -> None:
+        """Add ``tag`` (removing ``exclusive``), or remove it when the episode has it."""
         entry = self.catalog.current
         if entry is None or entry.summary is None:
             return
@@ -232,6 +257,24 @@ class Viewer:
         save_png(self.episode.frame(i), out)
         self.say(f"saved {out}")
 
+    def start_trim(self, idle: bool) -> None:
+        """Write the marked range (frames in..out, or the whole episode) as a new episode
+        beside this one; ``idle`` also cuts the idle steps at both ends."""
+        entry = self.catalog.current
+        if self.playback is None or entry is None:
+            return
+        start, end = self.playback.selection()
+        if end <= start:
+            self.say("mark a range of at least one step to trim (I and O)", theme.WARN)
+            return
+        path = entry.path
+
+        def work(progress):
+            return trim_episode(path, start=start, end=end, idle=idle)
+
+        self.jobs.append(BackgroundJob("trim", path, work))
+        self.say(f"trimming frames {start}..{end}" + (" (cutting idle ends)" if idle else ""))
+
     def _collect_jobs(self) -> None:
         for job in [j for j in self.jobs if j.finished]:
             self.jobs.remove(job)
@@ -241,6 +284,15 @@ class Viewer:
                 self.verify_results[job.path] = job.result
                 self.timeline.invalidate()
                 self.say(job.result.describe(), theme.GOOD if job.result.ok else theme.BAD)
+            elif job.label == "trim":
+                r = job.result
+                if not any(r.path.is_relative_to(root) for root in self.catalog.roots):
+                    self.catalog.roots.append(r.path)  # opened on files: list it too
+                self.rescan()
+                paths = [e.path for e in self.catalog.entries]
+                if r.path in paths:
+                    self.select(paths.index(r.path))
+                self.say(f"wrote {r.path.name} ({r.length} steps, frames {r.start}..{r.end})")
             else:
                 r = job.result
                 self.say(f"wrote {r.path} ({r.frames.count} frames)", theme.GOOD)
@@ -267,104 +319,72 @@ class Viewer:
 
     def handle_event(self, event: pygame.event.Event) -> None:
         self.dirty = True
-        if event.type == pygame.QUIT:
-            self.running = False
-        elif event.type in (pygame.VIDEORESIZE, pygame.WINDOWSIZECHANGED):
-            self._relayout()
-        elif self.dialog is not None:
-            self.dialog.handle(event)
-            if self.dialog is not None and self.dialog.closed:
-                self.dialog = None
-        elif event.type == pygame.KEYDOWN:
-            command = command_for(event.key, event.mod)
-            if command is not None:
-                self.do(command)
-        elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
-            self._mouse_down(event.pos)
-        elif event.type == pygame.MOUSEMOTION:
-            self.hover_x = event.pos[0] if self.timeline.hit(event.pos) else None
-            if self._dragging:
-                self._seek_to_x(event.pos[0])
-        elif event.type == pygame.MOUSEBUTTONUP and event.button == 1 and self._dragging:
-            self._dragging = False
-            if self.playback is not None and self._resume_after_drag:
-                self.playback.playing = True
-        elif event.type == pygame.MOUSEWHEEL:
-            self._wheel(event.y)
-
-    def _mouse_down(self, pos: tuple[int, int]) -> None:
-        if self.playback is not None and self.timeline.hit(pos):
-            self._dragging = True
-            self._resume_after_drag = self.playback.playing
-            self.playback.playing = False
-            self._seek_to_x(pos[0])
-        elif self.layout.list is not None:
-            row = self.episode_list.row_at(pos, len(self.catalog))
-            if row is not None:
-                self.select(row)
-
-    def _seek_to_x(self, x: int) -> None:
-        if self.playback is not None:
-            self.playback.seek(self.timeline.frame_at(x))
-
-    def _wheel(self, dy: int) -> None:
-        mouse = pygame.mouse.get_pos()
-        if self.layout.list is not None and self.layout.list.collidepoint(mouse):
-            self.episode_list.scroll_by(-dy, len(self.catalog))
-        elif self.playback is not None:
-            self.playback.step(-dy)
+        process_event(self.state, event, self)
+        self.carry_out()
 
     def do(self, command: Command) -> None:
-        if self.playback is not None and apply_playback(command, self.playback):
-            return
+        """Run a key command as if its key had been pressed."""
+        apply_command(self.state, command)
+        self.carry_out()
+
+    def carry_out(self) -> None:
+        """Do what the state has queued, then follow its dialog with text input."""
+        for request in self.state.take_requests():
+            self._carry_out(request)
+        wants_text = isinstance(self.state.dialog, Prompt)
+        if wants_text != self._text_input:
+            (pygame.key.start_text_input if wants_text else pygame.key.stop_text_input)()
+            self._text_input = wants_text
+
+    def _carry_out(self, request: Request) -> None:
+        do, value = request
         entry = self.catalog.current
-        if command is Command.QUIT:
-            self.running = False
-        elif command is Command.PREV_EPISODE:
-            self.select(self.catalog.index - 1)
-        elif command is Command.NEXT_EPISODE:
-            self.select(self.catalog.index + 1)
-        elif command is Command.TOGGLE_OVERLAY:
-            self.show_overlay = not self.show_overlay
-        elif command is Command.TOGGLE_LIST:
-            self.show_list = not self.show_list
+        if do is Do.QUIT:
+            self.state.running = False
+        elif do is Do.RELAYOUT:
             self._relayout()
-        elif command is Command.TOGGLE_HELP:
-            self.show_help = not self.show_help
-        elif command is Command.RESCAN:
+        elif do is Do.SELECT:
+            self.select(value)
+        elif do is Do.MOVE:
+            self.select(self.catalog.index + value)
+        elif do is Do.SCROLL_LIST:
+            self.episode_list.scroll_by(value, len(self.catalog))
+        elif do is Do.RESCAN:
             self.rescan(manual=True)
         elif entry is None or entry.summary is None:
             self.say("no episode open", theme.WARN)
-        elif command is Command.TAG_GOOD:
-            self.toggle_tag("good", exclusive="bad")
-        elif command is Command.TAG_BAD:
-            self.toggle_tag("bad", exclusive="good")
-        elif command is Command.EDIT_TAGS:
-            self.dialog = TextPrompt(
-                "Tags (comma separated)",
-                ", ".join(entry.summary.tags),
-                lambda text: self._edit_metadata(tags=[t.strip() for t in text.split(",")]),
+        elif do is Do.TAG:
+            self.toggle_tag(*value)
+        elif do is Do.EDIT_TAGS:
+            self.state.dialog = Prompt(
+                "Tags (comma separated)", ", ".join(entry.summary.tags), Do.SAVE_TAGS
             )
-        elif command is Command.EDIT_NOTES:
-            self.dialog = TextPrompt(
-                "Notes", entry.summary.notes, lambda text: self._edit_metadata(notes=text)
+        elif do is Do.SAVE_TAGS:
+            self._edit_metadata(tags=[t.strip() for t in value.split(",")])
+        elif do is Do.EDIT_NOTES:
+            self.state.dialog = Prompt("Notes", entry.summary.notes, Do.SAVE_NOTES)
+        elif do is Do.SAVE_NOTES:
+            self._edit_metadata(notes=value)
+        elif do is Do.ASK_DELETE:
+            self.state.dialog = Confirm(
+                "Delete this episode file?", str(entry.path), Request(Do.DELETE)
             )
-        elif command is Command.DELETE:
-            self.dialog = Confirm("Delete this episode file?", str(entry.path), self.delete_current)
-        elif command is Command.VERIFY:
+        elif do is Do.DELETE:
+            self.delete_current()
+        elif do is Do.VERIFY:
             self.start_verify()
-        elif command is Command.JUMP_DIVERGENCE:
+        elif do is Do.JUMP_DIVERGENCE:
             frame = self.divergence_frame()
             if frame is None or self.playback is None:
                 self.say("no divergence to jump to (press V to verify)", theme.WARN)
             else:
                 self.playback.step(frame - self.playback.frame)
-        elif command is Command.EXPORT_MP4:
-            self.start_export("mp4")
-        elif command is Command.EXPORT_GIF:
-            self.start_export("gif")
-        elif command is Command.EXPORT_PNG:
+        elif do is Do.EXPORT:
+            self.start_export(value)
+        elif do is Do.SAVE_PNG:
             self.save_current_frame()
+        elif do is Do.TRIM:
+            self.start_trim(idle=value)
 
     # ---- clock -----------------------------------------------------------------------------
 
@@ -378,8 +398,19 @@ class Viewer:
             self.dirty = True
         if time.monotonic() >= self._next_rescan:
             self.rescan()
+        self._update_quality()
         if self.message[0] and time.monotonic() > self.message[2]:
             self.message = ("", theme.TEXT, 0.0)
+            self.dirty = True
+
+    def _update_quality(self) -> None:
+        """Recompute the list's quality flags when the files changed (off the UI thread)."""
+        if self.catalog.version != self._quality_seen and not self.quality.running:
+            self._quality_seen = self.catalog.version
+            self.quality.update([e.path for e in self.catalog.entries if e.ok])
+        if self.quality.version != self._quality_drawn:
+            self._quality_drawn = self.quality.version
+            self._overlay_key = None
             self.dirty = True
 
     def run(self) -> None:
@@ -394,6 +425,7 @@ class Viewer:
         self.close()
 
     def close(self) -> None:
+        self.quality.wait(5.0)
         for job in self.jobs:
             if isinstance(job, VerifyProcess):
                 job.cancel()

@@ -2,7 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import h5py
+import numpy as np
 import pygame
+
+from demostudio.episode import read_summary
 
 
 def press(viewer, key: int, mod: int = 0, times: int = 1) -> None:
@@ -42,3 +48,21 @@ def wait_jobs(viewer, timeout: float = 60.0) -> None:
     for job in list(viewer.jobs):
         assert job.wait(timeout), f"{job.label} did not finish in {timeout} s"
     viewer.update(0.0)
+
+
+def first_episode(viewer):
+    """Move a viewer (which opens on the newest episode) to the first one in the list."""
+    press(viewer, pygame.K_PAGEUP, times=len(viewer.catalog))
+    return viewer
+
+
+def add_takeovers(path, stretches, names=("policy:scripted", "person:ann")):
+    """Give a file the who-acted contract's ``actors`` / ``actor_names``: ``stretches`` are
+    the (start, end) step ranges the person took."""
+    n = read_summary(path).length
+    actors = np.zeros(n, np.uint8)
+    for a, b in stretches:
+        actors[a:b] = 1
+    with h5py.File(path, "r+") as f:
+        f["actors"] = actors
+        f.attrs["actor_names"] = json.dumps(list(names))

@@ -1,5 +1,6 @@
 """The viewer window driven with real pygame events: seeking, stepping, speeds, reverse,
-episode switching, bad files, tags, deletion, overlay and help."""
+episode switching, bad files, tags, deletion, overlay and help. (The pure state update is
+tested on its own in test_state.py.)"""
 
 from __future__ import annotations
 
@@ -11,24 +12,31 @@ from demostudio.episode import read_summary
 from demostudio.replay.playback import SPEEDS
 
 from .conftest import SCREENSHOTS
-from .helpers import click, drag, press, type_text
+from .helpers import click, drag, first_episode, press, type_text
 
 
 @pytest.fixture
 def viewer(viewer_factory, folder):
-    return viewer_factory([folder])
+    """A viewer on the folder, moved to its first (oldest) episode."""
+    return first_episode(viewer_factory([folder]))
 
 
 def _bar_y(v) -> int:
     return v.timeline.rect.bottom - 12
 
 
-def test_opens_folder_on_first_episode(viewer, episodes):
-    assert len(viewer.catalog) == 3
-    assert viewer.episode.path == episodes[0]
-    assert viewer.playback.frame == 0
-    assert viewer.playback.n_frames == read_summary(episodes[0]).length + 1
-    viewer.draw()
+def test_opens_folder_on_the_newest_episode(viewer_factory, folder, episodes):
+    v = viewer_factory([folder])
+    assert len(v.catalog) == 3
+    assert v.episode.path == episodes[2]  # recorded last
+    assert v.playback.frame == 0
+    assert v.playback.n_frames == read_summary(episodes[2]).length + 1
+    v.draw()
+    # newest by recording time, not by name: the newest file renamed to sort first
+    renamed = folder / "aaa-recorded-last.h5"
+    episodes[2].rename(renamed)
+    v2 = viewer_factory([folder])
+    assert v2.episode.path == renamed
 
 
 def test_click_on_timeline_seeks_to_that_frame(viewer):
@@ -176,7 +184,7 @@ def test_file_with_broken_datasets_is_flagged_when_opened(viewer_factory, episod
 
     with h5py.File(episodes[1], "r+") as f:
         del f["rewards"]
-    v = viewer_factory(episodes)
+    v = first_episode(viewer_factory(episodes))
     press(v, pygame.K_DOWN)
     assert v.episode is None
     assert "rewards" in v.catalog.entries[1].error
@@ -192,11 +200,11 @@ def test_tag_keys_save_tags_shown_by_ls(viewer, episodes, capsys):
     press(viewer, pygame.K_b)  # bad replaces good
     assert read_summary(episodes[0]).tags == ("bad",)
     press(viewer, pygame.K_t)
-    assert viewer.dialog is not None
+    assert viewer.state.dialog is not None
     press(viewer, pygame.K_BACKSPACE, times=3)
     type_text(viewer, "crash, slow")
     press(viewer, pygame.K_RETURN)
-    assert viewer.dialog is None
+    assert viewer.state.dialog is None
     assert read_summary(episodes[0]).tags == ("crash", "slow")
     press(viewer, pygame.K_m)
     type_text(viewer, "hits the wall at step 40")
@@ -205,14 +213,14 @@ def test_tag_keys_save_tags_shown_by_ls(viewer, episodes, capsys):
     press(viewer, pygame.K_t)
     type_text(viewer, "ignored")
     press(viewer, pygame.K_ESCAPE)  # cancel keeps the tags and does not quit
-    assert viewer.running and read_summary(episodes[0]).tags == ("crash", "slow")
+    assert viewer.state.running and read_summary(episodes[0]).tags == ("crash", "slow")
     assert main(["ls", str(episodes[0].parent)]) == 0
     assert "crash,slow" in capsys.readouterr().out
 
 
 def test_delete_asks_first(viewer, folder, episodes):
     press(viewer, pygame.K_DELETE)
-    assert viewer.dialog is not None
+    assert viewer.state.dialog is not None
     press(viewer, pygame.K_n)
     assert episodes[0].exists() and len(viewer.catalog) == 3
     press(viewer, pygame.K_DELETE)
@@ -227,11 +235,11 @@ def test_delete_asks_first(viewer, folder, episodes):
 
 
 def test_overlay_help_list_toggles_and_resize(viewer):
-    assert viewer.show_overlay
+    assert viewer.state.show_overlay
     press(viewer, pygame.K_TAB)
-    assert not viewer.show_overlay
+    assert not viewer.state.show_overlay
     press(viewer, pygame.K_h)
-    assert viewer.show_help
+    assert viewer.state.show_help
     viewer.draw()
     press(viewer, pygame.K_l)
     assert viewer.layout.list is None
@@ -243,7 +251,7 @@ def test_overlay_help_list_toggles_and_resize(viewer):
 
 def test_quit_keys(viewer):
     press(viewer, pygame.K_q)
-    assert not viewer.running
+    assert not viewer.state.running
 
 
 def test_overlay_describes_the_frame(viewer, episodes):
@@ -332,13 +340,13 @@ def test_hovering_the_timeline_labels_the_frame_without_seeking(viewer):
         pygame.event.Event(pygame.MOUSEMOTION, pos=(t.x_of(33), y), rel=(1, 0), buttons=(0, 0, 0))
     )
     viewer.pump()
-    assert viewer.hover_x == t.x_of(33) and viewer.playback.frame == 0
+    assert viewer.state.hover_x == t.x_of(33) and viewer.playback.frame == 0
     viewer.draw()
     pygame.event.post(
         pygame.event.Event(pygame.MOUSEMOTION, pos=(t.x_of(33), 5), rel=(0, -50), buttons=(0, 0, 0))
     )
     viewer.pump()
-    assert viewer.hover_x is None
+    assert viewer.state.hover_x is None
 
 
 def test_empty_folder(viewer_factory, tmp_path):
@@ -348,7 +356,7 @@ def test_empty_folder(viewer_factory, tmp_path):
     assert len(v.catalog) == 0 and v.episode is None
     for key in (pygame.K_SPACE, pygame.K_RIGHT, pygame.K_DOWN, pygame.K_v, pygame.K_DELETE):
         press(v, key)
-    assert v.dialog is None
+    assert v.state.dialog is None
     v.draw()
 
 
@@ -433,7 +441,7 @@ def test_f5_rescans_now_and_retries_files_that_failed(viewer, folder, episodes):
 
 def test_loop_key_loops_the_range_and_is_kept_across_episodes(viewer):
     press(viewer, pygame.K_l, mod=pygame.KMOD_SHIFT)
-    assert viewer.playback.loop and viewer.show_list  # Shift+L is not L (list)
+    assert viewer.playback.loop and viewer.state.show_list  # Shift+L is not L (list)
     viewer.playback.seek(viewer.playback.last - 1)
     press(viewer, pygame.K_SPACE)
     viewer.update(3 / viewer.playback.fps)  # three frames: last-1, last, 0, 1

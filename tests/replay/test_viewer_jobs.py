@@ -6,11 +6,11 @@ import h5py
 import imageio_ffmpeg
 import pygame
 
-from .helpers import press, wait_jobs
+from .helpers import first_episode, press, wait_jobs
 
 
 def test_verify_from_viewer_matches(viewer_factory, episodes):
-    v = viewer_factory(episodes)
+    v = first_episode(viewer_factory(episodes))
     press(v, pygame.K_v)
     assert v.jobs and v.jobs[0].label == "verify"
     v.draw()  # the window keeps drawing while the job runs
@@ -25,7 +25,7 @@ def test_verify_from_viewer_matches(viewer_factory, episodes):
 def test_verify_shows_divergence_and_jumps_there(viewer_factory, episodes):
     with h5py.File(episodes[1], "r+") as f:
         f["rewards"][10] = 5.0
-    v = viewer_factory(episodes)
+    v = first_episode(viewer_factory(episodes))
     press(v, pygame.K_DOWN)
     press(v, pygame.K_v)
     while v.jobs and not v.jobs[0].finished:
@@ -46,7 +46,7 @@ def test_verify_shows_divergence_and_jumps_there(viewer_factory, episodes):
 
 
 def test_export_marked_range_from_viewer(viewer_factory, episodes, tmp_path):
-    v = viewer_factory(episodes)
+    v = first_episode(viewer_factory(episodes))
     press(v, pygame.K_RIGHT, times=5)
     press(v, pygame.K_i)
     press(v, pygame.K_RIGHT, pygame.KMOD_SHIFT, times=2)
@@ -71,7 +71,7 @@ def test_export_marked_range_from_viewer(viewer_factory, episodes, tmp_path):
 
 
 def test_tagging_waits_for_a_running_job(viewer_factory, episodes):
-    v = viewer_factory(episodes)
+    v = first_episode(viewer_factory(episodes))
     press(v, pygame.K_v)
     press(v, pygame.K_g)
     if v.jobs and not v.jobs[0].finished:
