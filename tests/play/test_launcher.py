@@ -199,7 +199,7 @@ def test_the_real_replay_viewer_opens_and_hands_the_window_back(tmp_path):
 
 
 def test_remembers_player_and_last_game(tmp_path, games):
-    from demostudio.launcher.settings import settings_path
+    from demostudio.ui.settings import settings_path
 
     launcher = Launcher(tmp_path, player="")
     click(launcher.layout.player_field.center)
