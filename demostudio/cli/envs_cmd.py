@@ -33,6 +33,7 @@ FAMILIES: tuple[Family, ...] = (
     Family("JAX (phys2d, tabular)", "gymnasium.envs.", "jax", "pip install 'gymnasium[jax]'"),
 )
 OTHER = Family("other", "", "", "")
+UNBROKEN = {"break_on_hyphens": False, "break_long_words": False}
 
 
 @dataclass
@@ -85,7 +86,8 @@ def cmd_envs(args: argparse.Namespace) -> int:
             continue
         state = "" if installed(fam) else f"; not playable here: {fam.install}"
         print(f"{fam.name} ({len(ids)}{state}):")
-        print(textwrap.fill("  ".join(ids), width, initial_indent="  ", subsequent_indent="  "))
+        text = "  ".join(ids)
+        print(textwrap.fill(text, width, initial_indent="  ", subsequent_indent="  ", **UNBROKEN))
     for fam in missing:
         if fam.module in ("ale_py", "minigrid") and not groups[fam]:
             print(f"{fam.name}: not installed ({fam.install})")

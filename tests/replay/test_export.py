@@ -157,9 +157,14 @@ def test_export_command_errors(episodes, tmp_path, capsys):
     assert "--dataset-id" in capsys.readouterr().err
 
 
-def test_replay_command_rejects_missing_paths(tmp_path, capsys):
+def test_replay_command_rejects_missing_paths_and_empty_folders(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "nothing-here")]) == 2
     assert "nothing-here" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["replay", str(tmp_path / "empty")]) == 2
+    assert "expected episode files (*.h5), found none" in capsys.readouterr().err
+    assert main(["replay"]) == 2  # your recordings folder, before you recorded anything
+    assert "recordings: expected episode files" in capsys.readouterr().err
 
 
 def test_export_command_minari_calls_the_interop_exporter(episodes, tmp_path, capsys):
