@@ -111,11 +111,15 @@ def inputs(tmp_path_factory):
 
 def _cases() -> list[list[str]]:
     return [
-        pytest.param(case, marks=[pytest.mark.xfail(reason=PENDING[text])] if text in PENDING else [])
+        _param(case, " ".join(case))
         for name, parser in COMMANDS.items()
         for case in _generated(name, parser)
-        for text in [" ".join(case)]
     ]
+
+
+def _param(value, text: str):
+    marks = [pytest.mark.xfail(reason=PENDING[text])] if text in PENDING else []
+    return pytest.param(value, marks=marks, id=text)
 
 
 # Commands that report on many files: a bad file is a line of the report (stdout), and the
@@ -144,7 +148,7 @@ def _assert_clean(argv: list[str], code: int, out: str, err: str) -> None:
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("argv", _cases(), ids=lambda a: " ".join(a))
+@pytest.mark.parametrize("argv", _cases())
 def test_generated_bad_arguments(argv, capsys, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     _assert_clean(argv, *_run(argv, capsys))
@@ -156,10 +160,9 @@ def test_every_command_has_bad_value_cases():
 
 
 def _explicit_cases():
-    for name, cases in EXPLICIT.items():
+    for cases in EXPLICIT.values():
         for case in cases:
-            marks = [pytest.mark.xfail(reason=PENDING[case])] if case in PENDING else []
-            yield pytest.param(case, marks=marks, id=case)
+            yield _param(case, case)
 
 
 @pytest.mark.timeout(120)

@@ -127,7 +127,6 @@ def cmd_launch(args: argparse.Namespace) -> int:
     import pygame
 
     from demostudio.launcher import run_launcher
-
     from demostudio.ui.settings import remember_recordings
 
     cfg = dataclass_from_args(LaunchConfig, args)

@@ -57,7 +57,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         if not p.exists():
             raise CommandError(f"{p}: no such episode file or folder")
     paths = [p for p in paths if p.exists()]
-    if not paths or not find_episodes(paths) and not any(p.is_dir() and find_partials(p) for p in paths):
+    recording = any(p.is_dir() and find_partials(p) for p in paths)
+    if not paths or not (find_episodes(paths) or recording):
         shown = ", ".join(map(str, cfg.paths or [recordings_root()]))
         raise CommandError(
             f"{shown}: expected episode files (*.h5), found none (`demostudio play ENV` records "

@@ -146,9 +146,10 @@ def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], 
     h = surface.get_height()
     label = "Your recordings: "
     x = theme.draw_text(surface, label, (PAD, h - 46), 12, theme.TEXT_DIM).right
+    shown = _fit(str(state.root), (surface.get_width() - x) // 2, 12)
     theme.draw_text(
         surface,
-        _fit(str(state.root), (surface.get_width() - x) // 2, 12) + "  (demostudio launch --out DIR)",
+        shown + "  (demostudio launch --out DIR)",
         (x, h - 46),
         12,
         theme.TEXT,

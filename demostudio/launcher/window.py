@@ -10,9 +10,9 @@ import pygame
 
 from demostudio.launcher import view
 from demostudio.launcher.games import BUNDLED_GAMES, count_recordings
-from demostudio.ui.settings import load_settings, recordings_root, save_settings
 from demostudio.launcher.state import Action, Focus, LauncherState, process_event
 from demostudio.play.icon import set_window_icon
+from demostudio.ui.settings import load_settings, recordings_root, save_settings
 
 FPS = 30
 

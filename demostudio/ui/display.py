@@ -37,12 +37,9 @@ def require_display() -> None:
     driver = pygame.display.get_driver()
     if driver in HEADLESS_DRIVERS:
         pygame.display.quit()
-        found = ", ".join(
-            f"{name}={os.environ[name]}" for name in ("DISPLAY", "WAYLAND_DISPLAY") if name in os.environ
-        )
-        raise NoDisplayError(
-            _message(f"SDL found only its {driver!r} driver ({found or 'DISPLAY and WAYLAND_DISPLAY unset'})")
-        )
+        names = [f"{n}={os.environ[n]}" for n in ("DISPLAY", "WAYLAND_DISPLAY") if n in os.environ]
+        found = ", ".join(names) or "DISPLAY and WAYLAND_DISPLAY unset"
+        raise NoDisplayError(_message(f"SDL found only its {driver!r} driver ({found})"))
 
 
 def _message(why: str) -> str:
