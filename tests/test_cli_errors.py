@@ -166,7 +166,7 @@ def _explicit_cases():
 
 
 @pytest.mark.timeout(120)
-@pytest.mark.parametrize("case", _explicit_cases())
+@pytest.mark.parametrize("case", list(_explicit_cases()))
 def test_every_command_with_bad_values(case, inputs, capsys, monkeypatch):
     tmp, garbage, demo = inputs
     monkeypatch.chdir(tmp)
