@@ -179,6 +179,7 @@ WINDOW_COMMANDS = (
     ["launch"],
     ["play", "CartPole-v1"],
     ["replay", "demos/CartPole-v1"],
+    ["watch", "runs/any-run"],  # checked before the checkpoint is even read
 )
 
 
