@@ -16,6 +16,14 @@ os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
 os.environ.setdefault("MPLBACKEND", "Agg")
 
 
+@pytest.fixture(autouse=True)
+def _user_folders(tmp_path_factory, monkeypatch):
+    """Default recordings (XDG data home) and remembered settings (XDG config home) go to
+    temporary folders, never the user's."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path_factory.mktemp("data")))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path_factory.mktemp("config")))
+
+
 @pytest.fixture(scope="session")
 def record_demos() -> Callable[..., Path]:
     """``record_demos(root, env_id, episodes, seed=0)``: record scripted episodes (no frames)

@@ -115,3 +115,10 @@ def test_dataclass_from_values_restores_types_from_json():
     )
     assert cfg == Flat(lr=0.5, demos=(Path("a"), Path("b")), out=Path("runs/x"))
     assert dataclass_from_values(Flat, {"out": None}).out is None
+
+
+def test_help_shows_every_default_booleans_included():
+    _, parser = _parse([])
+    text = " ".join(parser.format_help().split())
+    assert "Print more. (default: --no-verbose)" in text
+    assert "Learning rate. (default: 0.001)" in text

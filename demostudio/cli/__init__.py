@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from demostudio.episode import EpisodeError, UnknownEnvError
+from demostudio.ui.display import NoDisplayError, prepare_sdl_environment
 
 COMMAND_MODULES = (
     "demostudio.cli.library_cmds",
@@ -21,6 +22,7 @@ COMMAND_MODULES = (
     "demostudio.cli.compare_cmd",
     "demostudio.cli.data_cmds",
     "demostudio.cli.quality_cmds",
+    "demostudio.cli.envs_cmd",
 )
 # The command run by a bare ``demostudio`` (registered by the play module).
 DEFAULT_COMMAND = "launch"
@@ -44,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
+    prepare_sdl_environment()
     parser = build_parser()
     if not argv and DEFAULT_COMMAND in parser.get_default("commands"):
         argv = [DEFAULT_COMMAND]
@@ -53,7 +56,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         return int(args.func(args) or 0)
-    except (CommandError, EpisodeError, UnknownEnvError, FileNotFoundError) as exc:
+    except (
+        CommandError,
+        EpisodeError,
+        UnknownEnvError,
+        FileNotFoundError,
+        NoDisplayError,
+    ) as exc:
         print(f"demostudio: error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+from demostudio.ui.settings import recordings_root
 
 
 @dataclass
@@ -19,8 +20,9 @@ class ImportConfig:
 
     dataset: str = field(metadata={"positional": True})
     """A local Minari dataset id (NAMESPACE/NAME-v0) or the path of a dataset folder."""
-    out: Path = Path("demos")
-    """Root folder; episodes go to OUT/<env id with / as ->/."""
+    out: Path = field(default_factory=recordings_root)
+    """Root folder; episodes go to OUT/<env id with / as ->/. Your recordings folder unless
+    given."""
     frames: bool = True
     """Re-render frames by re-simulating from each episode's seed when the dataset has none."""
 

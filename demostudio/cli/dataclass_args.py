@@ -93,7 +93,9 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             kwargs["required"] = True
         if tp is bool:
             kwargs["action"] = argparse.BooleanOptionalAction
-            kwargs["help"] = help_text
+            shown = flag if default else "--no-" + flag[2:]
+            says_default = "default" in help_text.lower()
+            kwargs["help"] = help_text if says_default else f"{help_text} (default: {shown})"
         else:
             origin = get_origin(tp)
             if origin is Literal:
@@ -122,7 +124,8 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
                 kwargs["nargs"] = "?"
             parser.add_argument(f.name, **kwargs)
         else:
-            parser.add_argument(flag, **kwargs)
+            action = parser.add_argument(flag, **kwargs)
+            action.help = kwargs["help"]  # Python 3.10's BooleanOptionalAction adds its own
 
 
 def dataclass_from_args(cls: type, namespace: argparse.Namespace, **overrides: Any) -> Any:

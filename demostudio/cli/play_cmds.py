@@ -9,14 +9,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+from demostudio.ui.display import require_display
+from demostudio.ui.settings import recordings_root
 
 
 @dataclass
 class LaunchConfig:
     """Open the launcher: pick a game, set the player, play or open the replay viewer."""
 
-    out: Path = Path("demos")
-    """Root folder of the recordings (counted per game; new episodes go here)."""
+    out: Path = field(default_factory=recordings_root)
+    """Your recordings folder (counted per game; new episodes go here); a folder given here is
+    remembered for the next launch, play and record."""
     player: str = ""
     """Player name to start with (default: your login name)."""
 
@@ -29,13 +32,26 @@ def _no_window(exc: Exception):
     )
 
 
+def _remove_if_empty(folders: list[Path]) -> None:
+    """A play that saved nothing leaves none of the folders it created behind."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty, or already gone
+            pass
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     import pygame
 
     from demostudio.cli import CommandError
+    from demostudio.episode import ensure_registered, env_folder_name
     from demostudio.play import KeyMapError, PlayConfig, run_play
 
     cfg = dataclass_from_args(PlayConfig, args)
+    ensure_registered(cfg.env)
+    require_display()
+    new_folders = [p for p in (cfg.out / env_folder_name(cfg.env), cfg.out) if not p.exists()]
     try:
         result = run_play(cfg)
     except KeyMapError as exc:
@@ -48,6 +64,7 @@ def cmd_play(args: argparse.Namespace) -> int:
         raise _no_window(exc) from None
     finally:
         pygame.display.quit()
+        _remove_if_empty(new_folders)
     for path in result.saved:
         print(path)
     print(
@@ -110,8 +127,12 @@ def cmd_launch(args: argparse.Namespace) -> int:
     import pygame
 
     from demostudio.launcher import run_launcher
+    from demostudio.ui.settings import remember_recordings
 
     cfg = dataclass_from_args(LaunchConfig, args)
+    require_display()
+    if cfg.out.absolute() != recordings_root().absolute():
+        remember_recordings(cfg.out)
     try:
         run_launcher(cfg.out, player=cfg.player)
     except pygame.error as exc:

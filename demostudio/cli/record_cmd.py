@@ -8,7 +8,8 @@ from pathlib import Path
 from typing import Literal
 
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
-from demostudio.episode import RecordEpisodes, env_folder_name, make_env
+from demostudio.episode import RecordEpisodes, ensure_registered, env_folder_name, make_env
+from demostudio.ui.settings import recordings_root
 
 
 @dataclass
@@ -21,8 +22,9 @@ class RecordConfig:
     """Which controller plays."""
     episodes: int = 5
     """How many episodes to record."""
-    out: Path = Path("demos")
-    """Root folder; episodes go to OUT/<env id with / as ->/."""
+    out: Path = field(default_factory=recordings_root)
+    """Root folder; episodes go to OUT/<env id with / as ->/. Your recordings folder unless
+    given (`demostudio launch --out DIR` changes it)."""
     seed: int | None = None
     """First reset seed (then seed+1, ...); none draws a fresh 64-bit seed per episode."""
     player: str = ""
@@ -65,9 +67,19 @@ def record(cfg: RecordConfig, progress: bool = True) -> list[Path]:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    cfg = dataclass_from_args(RecordConfig, args)
+    from demostudio.cli import CommandError
+    from demostudio.controllers import SCRIPTED
     from demostudio.episode import read_summary
 
+    cfg = dataclass_from_args(RecordConfig, args)
+    if cfg.episodes < 1:
+        raise CommandError(f"--episodes: expected a number >= 1, got {cfg.episodes}")
+    ensure_registered(cfg.env)
+    if cfg.policy == "scripted" and cfg.env not in SCRIPTED:
+        raise CommandError(
+            f"--policy scripted: expected an env with a scripted controller "
+            f"({', '.join(SCRIPTED)}), got {cfg.env!r}; record it with --policy random"
+        )
     for path in record(cfg):
         s = read_summary(path)
         print(f"{path}  length {s.length}  return {s.total_return:.2f}")

@@ -9,6 +9,7 @@ from typing import Literal
 
 from demostudio.cli import CommandError
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+from demostudio.ui.display import require_display
 
 
 @dataclass
@@ -16,7 +17,7 @@ class ReplayConfig:
     """Scrub episodes like a video: play, step, seek, tag, verify and export."""
 
     paths: list[Path] = field(metadata={"positional": True})
-    """Episode files and/or folders of them; none opens ./demos."""
+    """Episode files and/or folders of them; none opens your recordings folder."""
 
 
 @dataclass
@@ -47,11 +48,23 @@ class ExportConfig:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    from demostudio.episode import find_episodes, find_partials
+    from demostudio.ui.settings import recordings_root
+
     cfg = dataclass_from_args(ReplayConfig, args)
-    paths = list(cfg.paths) or [Path("demos")]
-    for p in paths:
+    paths = list(cfg.paths) or [recordings_root()]
+    for p in cfg.paths:
         if not p.exists():
             raise CommandError(f"{p}: no such episode file or folder")
+    paths = [p for p in paths if p.exists()]
+    recording = any(p.is_dir() and find_partials(p) for p in paths)
+    if not paths or not (find_episodes(paths) or recording):
+        shown = ", ".join(map(str, cfg.paths or [recordings_root()]))
+        raise CommandError(
+            f"{shown}: expected episode files (*.h5), found none (`demostudio play ENV` records "
+            "some; the shipped samples open with `demostudio replay demos`)"
+        )
+    require_display()
     from demostudio.replay import run_viewer
 
     run_viewer(paths)

@@ -192,6 +192,9 @@ def cmd_watch(args: argparse.Namespace) -> int:
             "watch: the play window (demostudio.play.run_controller_window) is not available; "
             "use --headless --record DIR"
         ) from None
+    from demostudio.ui.display import require_display
+
+    require_display()
     agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
     out_dir = None if cfg.record is None else cfg.record / _env_folder(agent.env_id)
     try:

@@ -3,6 +3,7 @@ the metadata of an env that an episode file records."""
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import importlib.metadata
 import json
@@ -42,10 +43,38 @@ def ensure_registered(env_id: str) -> None:
             if module == "ale_py":
                 gym.register_envs(mod)
     if env_id not in gym.registry and ":" not in env_id:
+        close = closest_ids(env_id)
+        hint = f"did you mean {' or '.join(close)}? " if close else ""
         raise UnknownEnvError(
             f"expected a registered Gymnasium id, got {env_id!r} (not registered; "
-            f"`demostudio envs` lists the known ones)"
+            f"{hint}`demostudio envs` lists the known ones)"
         )
+
+
+def load_plugins() -> None:
+    """Import the installed plugin packages (ale-py, minigrid) so their ids are registered."""
+    for module in dict.fromkeys(module for _, module in _PLUGINS):
+        try:
+            mod = importlib.import_module(module)
+        except ImportError:
+            continue
+        if module == "ale_py":
+            gym.register_envs(mod)
+
+
+def registered_ids() -> list[str]:
+    """Every registered env id, the installed plugins' included, sorted."""
+    load_plugins()
+    return sorted(gym.registry)
+
+
+def closest_ids(env_id: str, n: int = 3) -> list[str]:
+    """Up to ``n`` registered ids that look like ``env_id`` (a typo, another case, a missing
+    ``ALE/`` prefix), best first."""
+    ids = registered_ids()
+    by_lower = {i.lower(): i for i in ids}
+    matches = difflib.get_close_matches(env_id.lower(), list(by_lower), n=n, cutoff=0.75)
+    return [by_lower[m] for m in matches]
 
 
 def make_env(env_id: str, kwargs: dict[str, Any] | None = None, **extra: Any) -> gym.Env:

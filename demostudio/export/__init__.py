@@ -2,14 +2,15 @@
 
 from .episode import ExportResult, default_output, export_episode
 from .framing import DEFAULT_FPS, FrameRange, resolve_range, scale_frame, scaled_size, stored_fps
-from .writers import FORMATS, FfmpegWriter, PngSequenceWriter, open_writer, save_png
+from .writers import FORMATS, GifWriter, Mp4Writer, PngSequenceWriter, open_writer, save_png
 
 __all__ = [
     "DEFAULT_FPS",
     "FORMATS",
     "ExportResult",
-    "FfmpegWriter",
     "FrameRange",
+    "GifWriter",
+    "Mp4Writer",
     "PngSequenceWriter",
     "default_output",
     "export_episode",

@@ -36,13 +36,8 @@ def _field(surface, rect, label, text, focused, hint=""):
     pygame.draw.rect(
         surface, theme.ACCENT if focused else theme.PANEL_LIGHT, rect, width=2, border_radius=4
     )
-    font = theme.font(14, mono=True)
-    shown = text
-    while shown and font.size(shown)[0] > rect.w - 18:
-        shown = shown[1:]
-    if shown != text:
-        shown = "…" + shown[1:]
-    img = font.render(shown, True, theme.TEXT if text else theme.TEXT_DIM)
+    shown = _fit(text, rect.w - 18, 14)
+    img = theme.font(14, mono=True).render(shown, True, theme.TEXT if text else theme.TEXT_DIM)
     if not text and hint:
         img = theme.font(13).render(hint, True, theme.TEXT_DIM)
     r = surface.blit(img, img.get_rect(midleft=(rect.left + 8, rect.centery)))
@@ -149,6 +144,17 @@ def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], 
 
     hints = "↑/↓ pick · Tab next field · Enter play · Ctrl+R replay · Esc quit"
     h = surface.get_height()
+    label = "Your recordings: "
+    x = theme.draw_text(surface, label, (PAD, h - 46), 12, theme.TEXT_DIM).right
+    shown = _fit(str(state.root), (surface.get_width() - x) // 2, 12)
+    theme.draw_text(
+        surface,
+        shown + "  (demostudio launch --out DIR)",
+        (x, h - 46),
+        12,
+        theme.TEXT,
+        mono=True,
+    )
     theme.draw_text(surface, hints, (PAD, h - 24), 12, theme.TEXT_DIM)
     if state.status:
         color = theme.BAD if state.status_error else theme.TEXT
@@ -157,6 +163,16 @@ def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], 
         for line in _wrap(state.status, width, 13):
             theme.draw_text(surface, line, (lay.replay_button.left, y), 13, color)
             y += 18
+
+
+def _fit(text: str, width: int, size: int) -> str:
+    """``text``, shortened from the left with an ellipsis to fit ``width`` pixels."""
+    font = theme.font(size, mono=True)
+    if font.size(text)[0] <= width:
+        return text
+    while len(text) > 1 and font.size("…" + text)[0] > width:
+        text = text[1:]
+    return "…" + text
 
 
 def _wrap(text: str, width: int, size: int) -> list[str]:

@@ -10,9 +10,9 @@ import pygame
 
 from demostudio.launcher import view
 from demostudio.launcher.games import BUNDLED_GAMES, count_recordings
-from demostudio.launcher.settings import Settings, load_settings, save_settings
 from demostudio.launcher.state import Action, Focus, LauncherState, process_event
 from demostudio.play.icon import set_window_icon
+from demostudio.ui.settings import load_settings, recordings_root, save_settings
 
 FPS = 30
 
@@ -96,7 +96,8 @@ class Launcher:
             return False
         try:
             if action.kind == "play":
-                save_settings(Settings(self.state.player, action.target))
+                saved, _ = load_settings()
+                save_settings(saved._replace(player=self.state.player, env_id=action.target))
                 self.state.say(start_game(action.target, self.state.root, self.state.player))
             elif action.kind == "replay":
                 folder = Path(action.target)
@@ -125,6 +126,7 @@ class Launcher:
             self.clock.tick(FPS)
 
 
-def run_launcher(root: str | os.PathLike = "demos", player: str = "") -> None:
-    """Open the launcher on the recordings under ``root`` and return when it is closed."""
-    Launcher(Path(root), player).run()
+def run_launcher(root: str | os.PathLike | None = None, player: str = "") -> None:
+    """Open the launcher on the recordings under ``root`` (default: your recordings folder,
+    :func:`demostudio.ui.settings.recordings_root`) and return when it is closed."""
+    Launcher(Path(root) if root is not None else recordings_root(), player).run()

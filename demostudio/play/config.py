@@ -8,6 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from demostudio.ui.settings import recordings_root
+
 
 def default_player() -> str:
     """The person at the keyboard when no name is given: the login name."""
@@ -25,8 +27,9 @@ class PlayConfig:
     """Gymnasium env id, e.g. MountainCar-v0, ALE/Breakout-v5, MiniGrid-DoorKey-8x8-v0."""
 
     # ---- recording
-    out: Path = Path("demos")
-    """Root folder; episodes go to OUT/<env id with / as ->/."""
+    out: Path = field(default_factory=recordings_root)
+    """Root folder; episodes go to OUT/<env id with / as ->/. Your recordings folder unless
+    given (`demostudio launch --out DIR` changes it)."""
     player: str = ""
     """Stored as the episodes' player (default: your login name)."""
     record: bool = True

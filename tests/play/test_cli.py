@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 
 import demostudio.launcher
 from demostudio.cli import main
 from demostudio.episode import find_episodes, read_summary
+from demostudio.ui.display import private_runtime_dir
+from demostudio.ui.settings import default_recordings, load_settings, recordings_root
 
 
 def test_play_records_until_the_episodes_asked_for(tmp_path, capsys):
@@ -55,11 +59,60 @@ def test_play_unknown_env_and_bad_kwargs(tmp_path, capsys):
     assert "--env-kwargs: expected a JSON object" in capsys.readouterr().err
 
 
-def test_bare_demostudio_opens_the_launcher(tmp_path, monkeypatch):
+def test_bare_demostudio_opens_the_launcher_on_your_recordings(tmp_path, monkeypatch):
     calls = []
     monkeypatch.setattr(demostudio.launcher, "run_launcher", lambda *a, **k: calls.append((a, k)))
     assert main([]) == 0
-    assert calls and str(calls[0][0][0]) == "demos"
+    mine = default_recordings()
+    assert calls[-1][0][0] == mine and mine.is_relative_to(os.environ["XDG_DATA_HOME"])
+    # --out sets the folder and it is remembered: the next launch, play and record use it.
+    chosen = tmp_path / "my-recordings"
+    assert main(["launch", "--out", str(chosen)]) == 0
+    assert main([]) == 0
+    assert calls[-1][0][0] == chosen == recordings_root()
+    assert load_settings()[0].recordings == str(chosen)
+    assert main(["record", "CartPole-v1", "--episodes", "1", "--no-frames", "--seed", "0"]) == 0
+    assert len(find_episodes(chosen / "CartPole-v1")) == 1
+
+
+def test_play_that_saves_nothing_leaves_no_folder(tmp_path):
+    import pygame
+
+    out = tmp_path / "recs"
+    pygame.time.set_timer(pygame.QUIT, 200, 1)
+    args = ["--countdown", "0", "--fps", "1"]  # the window closes before the first step
+    rc = main(["play", "CartPole-v1", "--out", str(out), *args])
+    assert rc == 0
+    assert not out.exists()
+
+
+def test_envs_lists_families_and_a_typo_gets_suggestions(capsys):
+    assert main(["envs"]) == 0
+    out = capsys.readouterr().out
+    assert "classic control (" in out and "CartPole-v1" in out
+    assert "Atari (" in out and "ALE/Pong-v5" in out and "MiniGrid, BabyAI (" in out
+    assert main(["envs", "doorkey"]) == 0
+    out = capsys.readouterr().out
+    assert "MiniGrid-DoorKey-8x8-v0" in out and "CartPole" not in out
+    assert main(["record", "CartPol-v1"]) == 2
+    assert "did you mean CartPole-v1" in capsys.readouterr().err
+    assert main(["record", "Acrobot-v1"]) == 2
+    assert "record it with --policy random" in capsys.readouterr().err
+
+
+def test_the_cli_sets_a_private_runtime_dir_before_sdl(tmp_path):
+    """Headless runs print no "error: XDG_RUNTIME_DIR is invalid" (nor ALSA) lines."""
+    env = {k: v for k, v in os.environ.items() if k not in ("XDG_RUNTIME_DIR", "SDL_AUDIODRIVER")}
+    env.update(XDG_DATA_HOME=str(tmp_path), XDG_CONFIG_HOME=str(tmp_path))
+    code = "from demostudio.cli import main; raise SystemExit(main())"
+    args = ["record", "CartPole-v1", "--episodes", "1", "--seed", "0", "--no-progress"]
+    done = subprocess.run(
+        [sys.executable, "-c", code, *args[:-1]], env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert "error" not in done.stderr.lower() and "ALSA" not in done.stderr, done.stderr
+    runtime = private_runtime_dir()
+    assert runtime.is_dir() and stat.S_IMODE(runtime.stat().st_mode) == 0o700
 
 
 def test_practice_mode_saves_nothing(tmp_path, capsys):

@@ -199,7 +199,7 @@ def test_the_real_replay_viewer_opens_and_hands_the_window_back(tmp_path):
 
 
 def test_remembers_player_and_last_game(tmp_path, games):
-    from demostudio.launcher.settings import settings_path
+    from demostudio.ui.settings import settings_path
 
     launcher = Launcher(tmp_path, player="")
     click(launcher.layout.player_field.center)
@@ -219,3 +219,21 @@ def test_remembers_player_and_last_game(tmp_path, games):
     settings_path().write_text("[1, 2]")
     broken = Launcher(tmp_path, player="x")
     assert broken.state.status_error and "expected a JSON object" in broken.state.status
+
+
+def test_your_recordings_folder_is_shown_and_kept(tmp_path, games):
+    from demostudio.launcher import view
+    from demostudio.ui.settings import load_settings, recordings_root, remember_recordings
+
+    mine = tmp_path / "mine"
+    remember_recordings(mine)
+    launcher = Launcher(recordings_root(), player="fay")
+    assert launcher.state.root == mine
+    launcher.draw()
+    assert view._fit(str(mine), 10_000, 12) == str(mine)  # drawn whole when it fits
+    assert view._fit(str(mine), 60, 12).startswith("…")
+    tap(pygame.K_RETURN)
+    assert pump(launcher)
+    assert games[-1][1] == mine
+    saved = load_settings()[0]
+    assert saved.recordings == str(mine) and saved.player == "fay"  # playing keeps it

@@ -51,18 +51,40 @@ def test_mp4_odd_size_is_padded_to_even(episodes, tmp_path):
     assert tuple(meta["size"]) == (154, 102) and len(frames) == 5
 
 
-def test_gif_keeps_identical_frames(episodes, tmp_path):
+def _gif_frames(path):
+    with Image.open(path) as im:
+        for i in range(im.n_frames):
+            im.seek(i)
+            yield np.asarray(im.convert("RGB"))
+
+
+def test_gif_keeps_identical_frames_and_their_exact_colours(episodes, tmp_path):
     # The first frames of MountainCar barely move; a GIF writer that merges identical
-    # frames would lose some. Ours writes exactly one GIF frame per episode frame.
+    # frames would lose some. Ours writes exactly one GIF frame per episode frame, and with
+    # at most 256 colours in the clip every pixel is the PNG export's of the same frame.
     result = export_episode(episodes[0], "gif", tmp_path / "a.gif", end=59, scale=0.25)
-    with Image.open(result.path) as im:
-        assert im.n_frames == 60
-        assert im.size == (150, 100)
-        im.seek(59)
-        last = np.asarray(im.convert("RGB"))
-    with open_episode(episodes[0]) as ep:
-        want = scale_frame(ep.frame(59), (150, 100))
-    assert np.mean(np.abs(last.astype(int) - want.astype(int))) < 8
+    pngs = export_episode(episodes[0], "png", tmp_path / "pngs", end=59, scale=0.25)
+    gif = list(_gif_frames(result.path))
+    assert len(gif) == 60 and gif[0].shape == (100, 150, 3)
+    for i, frame in enumerate(gif):
+        png = np.asarray(Image.open(pngs.path / f"frame_{i:06d}.png"))
+        assert np.array_equal(frame, png), f"frame {i}: GIF colours differ from the PNG"
+
+
+def test_gif_with_more_than_256_colours_stays_close(tmp_path):
+    # A synthetic clip with 512 colours: palettegen picks 256, each pixel stays near.
+    from demostudio.export import open_writer
+
+    rng = np.random.default_rng(0)
+    frames = [rng.integers(0, 256, (8, 64, 3), dtype=np.uint8) for _ in range(8)]
+    writer = open_writer("gif", tmp_path / "many.gif", (64, 8), 10.0)
+    for frame in frames:
+        writer.write(frame)
+    writer.close()
+    gif = list(_gif_frames(tmp_path / "many.gif"))
+    assert len(gif) == 8
+    err = np.mean([np.abs(g.astype(int) - f.astype(int)).mean() for g, f in zip(gif, frames)])
+    assert err < 15  # 11.3 here; the old yuv420p pipe and fixed palette: 21.3
 
 
 def test_png_sequence_is_lossless_and_numbered_by_frame(episodes, tmp_path):
@@ -135,9 +157,14 @@ def test_export_command_errors(episodes, tmp_path, capsys):
     assert "--dataset-id" in capsys.readouterr().err
 
 
-def test_replay_command_rejects_missing_paths(tmp_path, capsys):
+def test_replay_command_rejects_missing_paths_and_empty_folders(tmp_path, capsys):
     assert main(["replay", str(tmp_path / "nothing-here")]) == 2
     assert "nothing-here" in capsys.readouterr().err
+    (tmp_path / "empty").mkdir()
+    assert main(["replay", str(tmp_path / "empty")]) == 2
+    assert "expected episode files (*.h5), found none" in capsys.readouterr().err
+    assert main(["replay"]) == 2  # your recordings folder, before you recorded anything
+    assert "recordings: expected episode files" in capsys.readouterr().err
 
 
 def test_export_command_minari_calls_the_interop_exporter(episodes, tmp_path, capsys):

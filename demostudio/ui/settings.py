@@ -1,0 +1,74 @@
+"""What DemoStudio remembers between runs (player name, last game, your recordings folder), as
+JSON in ``$XDG_CONFIG_HOME/demostudio/launcher.json`` (``~/.config/...`` by default), and
+where your recordings go.
+
+Your recordings live in a folder of their own, never among the sample demos shipped in the
+repository: ``$XDG_DATA_HOME/demostudio/recordings`` (``~/.local/share/demostudio/recordings``
+by default), or the folder given to ``demostudio launch --out DIR``, which is remembered.
+Pure Python: the CLI reads it without importing pygame."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import NamedTuple
+
+
+class Settings(NamedTuple):
+    player: str = ""
+    env_id: str = ""
+    recordings: str = ""
+    """The recordings folder chosen with ``launch --out`` ("" = :func:`default_recordings`)."""
+
+
+def settings_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "demostudio" / "launcher.json"
+
+
+def default_recordings() -> Path:
+    """``$XDG_DATA_HOME/demostudio/recordings`` (``~/.local/share/...`` by default)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "demostudio" / "recordings"
+
+
+def recordings_root() -> Path:
+    """Where new recordings go: the remembered folder, else :func:`default_recordings`."""
+    saved, _ = load_settings()
+    return Path(saved.recordings) if saved.recordings else default_recordings()
+
+
+def remember_recordings(folder: Path) -> None:
+    """Make ``folder`` (stored absolute) the recordings folder of later runs."""
+    saved, _ = load_settings()
+    save_settings(saved._replace(recordings=str(Path(folder).absolute())))
+
+
+def load_settings(path: Path | None = None) -> tuple[Settings, str]:
+    """The saved settings and a warning ("" when fine); a bad file gives defaults + warning."""
+    path = path or settings_path()
+    if not path.exists():
+        return Settings(), ""
+    try:
+        doc = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        return Settings(), f"ignored {path}: expected JSON ({exc})"
+    if not isinstance(doc, dict):
+        return Settings(), f"ignored {path}: expected a JSON object, got {type(doc).__name__}"
+    values = [doc.get(name, "") for name in Settings._fields]
+    if not all(isinstance(v, str) for v in values):
+        return Settings(), f"ignored {path}: expected text for {', '.join(Settings._fields)}"
+    return Settings(*values), ""
+
+
+def save_settings(settings: Settings, path: Path | None = None) -> None:
+    """Best effort: a read-only config folder must not stop anyone playing."""
+    path = path or settings_path()
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(settings._asdict(), indent=2), encoding="utf-8")
+        tmp.replace(path)
+    except OSError:
+        pass
