@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -85,3 +86,148 @@ def fill_value_for(dtype: np.dtype) -> Any:
     if dtype.kind == "b":
         return False
     return 0
+
+
+# ---- reading hostile files ---------------------------------------------------------------------
+# Every file is treated as hostile on read: links are looked at before anything is opened
+# through them, datasets must keep their data inside the file, and no dataset may declare more
+# data than its stored chunks hold (beyond a small budget for fill values), so a small file
+# cannot make a reader allocate gigabytes.
+
+MAX_DEPTH = 16
+"""Deepest group nesting accepted (hard-linked group cycles end here)."""
+MAX_OBJECTS = 100_000
+"""Most datasets and groups accepted in one file."""
+MAX_CHUNK_BYTES = 64 * 1024 * 1024
+"""Largest chunk accepted (a frame is 100 KB; a whole block of small rows 64 KB)."""
+UNSTORED_BYTES = 128 * 1024 * 1024
+"""Declared bytes a file may have beyond its stored chunks (fill values of late info keys)."""
+ALLOWED_FILTERS = {h5py.h5z.FILTER_DEFLATE: "gzip"}
+READ_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, IndexError, OverflowError)
+"""What h5py raises for a damaged file."""
+
+
+def short_error(exc: BaseException) -> str:
+    """An h5py / json error as one short line."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
+
+
+def describe_link(link: Any) -> str:
+    if isinstance(link, h5py.SoftLink):
+        return f"a soft link to {link.path!r}"
+    if isinstance(link, h5py.ExternalLink):
+        return f"an external link to {link.filename}:{link.path}"
+    return f"a {type(link).__name__}"
+
+
+def checked_datasets(f: h5py.File, path: object, error: type[Exception]) -> dict[str, h5py.Dataset]:
+    """Every dataset of ``f`` by name ("infos/a/b"), after checking every link and storage.
+
+    Only plain hard links to groups and datasets are accepted (never an external or soft link,
+    which are not followed), datasets must store their data in this file (no external raw
+    storage, no virtual dataset), use no filter but gzip, and declare no more than their
+    stored chunks hold. Raises ``error(path, name, message)``."""
+    out: dict[str, h5py.Dataset] = {}
+    stack: list[tuple[str, h5py.Group, int]] = [("", f, 0)]
+    unstored = 0
+    while stack:
+        prefix, group, depth = stack.pop()
+        for key in list(group.keys()):
+            name = f"{prefix}{key}"
+            link = group.get(key, getlink=True)
+            if not isinstance(link, h5py.HardLink):
+                raise error(
+                    path,
+                    name,
+                    f"expected a dataset or group stored in this file, got {describe_link(link)}",
+                )
+            obj = group[key]
+            if len(out) + len(stack) > MAX_OBJECTS:
+                raise error(path, name, f"expected at most {MAX_OBJECTS} datasets and groups")
+            if isinstance(obj, h5py.Group):
+                if depth + 1 > MAX_DEPTH:
+                    raise error(path, name, f"expected groups nested at most {MAX_DEPTH} deep")
+                stack.append((name + "/", obj, depth + 1))
+            elif isinstance(obj, h5py.Dataset):
+                unstored += _check_storage(obj, path, name, error)
+                if unstored > UNSTORED_BYTES:
+                    raise error(
+                        path,
+                        name,
+                        f"expected datasets that store their data, got shape {obj.shape} "
+                        "declared without it (a file declaring more than it holds)",
+                    )
+                out[name] = obj
+            else:
+                raise error(path, name, f"expected a dataset or group, got a {type(obj).__name__}")
+    return dict(sorted(out.items()))
+
+
+def _check_storage(ds: h5py.Dataset, path: object, name: str, error: type[Exception]) -> int:
+    """Check where and how ``ds`` stores its data; the declared bytes it does not store."""
+    dcpl = ds.id.get_create_plist()
+    if ds.is_virtual:
+        raise error(path, name, "expected data stored in this file, got a virtual dataset")
+    if dcpl.get_external_count():
+        target = dcpl.get_external(0)[0].decode("utf-8", "replace")
+        raise error(path, name, f"expected data stored in this file, got data kept in {target}")
+    for i in range(dcpl.get_nfilters()):
+        code = dcpl.get_filter(i)[0]
+        if code not in ALLOWED_FILTERS:
+            raise error(path, name, f"expected no compression or gzip, got HDF5 filter {code}")
+    kind = ds.dtype.kind
+    if kind not in "biuf" and h5py.check_string_dtype(ds.dtype) is None:
+        raise error(path, name, f"expected numbers, booleans or text, got dtype {ds.dtype}")
+    shape = ds.shape or ()
+    row = ds.dtype.itemsize
+    declared = math.prod(shape) * row
+    if ds.chunks is None:
+        stored = ds.id.get_storage_size()
+        return max(0, declared - stored)
+    chunk_bytes = math.prod(ds.chunks) * row
+    if chunk_bytes > MAX_CHUNK_BYTES:
+        raise error(path, name, f"expected chunks of at most {MAX_CHUNK_BYTES} bytes, got {ds.chunks}")
+    chunks = ds.id.get_num_chunks()
+    return max(0, declared - chunks * chunk_bytes)
+
+
+def read_rows(ds: h5py.Dataset, index: Any) -> np.ndarray:
+    """``ds[index]``, reading a dataset stored one gzip chunk per row a row at a time with the
+    inflated size bounded by the row's size (no gzip bomb); others through h5py."""
+    shape = ds.shape
+    one_row = (
+        ds.chunks is not None
+        and len(shape) >= 1
+        and ds.chunks == (1, *shape[1:])
+        and ds.compression == "gzip"
+        and not ds.shuffle
+        and ds.dtype.kind in "biuf"
+    )
+    if not one_row:
+        return ds[index]
+    if isinstance(index, (int, np.integer)):
+        return _inflate_row(ds, int(index))
+    rows = range(*index.indices(shape[0])) if isinstance(index, slice) else None
+    if rows is None:
+        return ds[index]
+    out = np.empty((len(rows), *shape[1:]), ds.dtype)
+    for j, i in enumerate(rows):
+        out[j] = _inflate_row(ds, i)
+    return out
+
+
+def _inflate_row(ds: h5py.Dataset, i: int) -> np.ndarray:
+    row_shape = ds.shape[1:]
+    size = math.prod(row_shape) * ds.dtype.itemsize
+    try:
+        mask, raw = ds.id.read_direct_chunk((i,) + (0,) * len(row_shape))
+    except (OSError, RuntimeError, ValueError):
+        return ds[i]  # an unstored row (fill value)
+    if mask != 0:
+        return ds[i]
+    inflater = zlib.decompressobj()
+    data = inflater.decompress(raw, size)
+    if len(data) != size or inflater.unconsumed_tail:
+        raise ValueError(f"row {i}: expected {size} bytes once inflated, got another amount")
+    return np.frombuffer(data, ds.dtype).reshape(row_shape)
