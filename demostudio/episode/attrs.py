@@ -62,7 +62,7 @@ ATTR_TYPES: dict[str, tuple[_Kind, bool]] = {
     "env_id": (TEXT, False),
     "env_kwargs": (OBJECT, False),
     "env_spec": (SPEC, True),
-    "seed": (INT, True),
+    "seed": (COUNT, True),
     "reset_options": (OBJECT, True),
     "observation_space": (OBJECT, False),
     "action_space": (OBJECT, False),
