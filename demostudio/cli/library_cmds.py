@@ -126,6 +126,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             "  "
             + format_table(["name", "shape", "dtype", "compression"], rows).replace("\n", "\n  ")
         )
+        ep.check_data()  # a file shown above can still hold actions training would trip on
     return 0
 
 

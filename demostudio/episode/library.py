@@ -25,7 +25,8 @@ class LibraryEntry:
 
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[LibraryEntry]:
     """Every episode under ``paths`` (files or folders), with unreadable or inconsistent files
-    flagged, plus any ``.partial`` left by a crash. Reads metadata and shapes, no arrays."""
+    flagged, plus any ``.partial`` left by a crash. Reads metadata, shapes and the small
+    per-step datasets (actions, keys), never observations or frames."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = list(paths)
@@ -33,6 +34,7 @@ def scan(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Library
     for path in find_episodes(paths):
         try:
             with EpisodeFile(path) as ep:  # checks links, attributes and declared shapes
+                ep.check_data()  # actions and keys: small, and what training trips on
                 entries.append(LibraryEntry(path, ep.summary, None))
         except EpisodeError as exc:
             entries.append(
@@ -66,7 +68,7 @@ def _consistency(ep: EpisodeFile) -> list[str]:
     s, path = ep.summary, ep.path
     problems: list[str] = []
     scalars = ep.scalars()
-    ep.actions()  # raises for actions outside the action space
+    ep.check_data()  # actions outside the action space, keys that are not JSON
     rewards, terms = scalars.rewards, scalars.terminations
     total = float(np.sum(rewards))
     if s.length and not np.isclose(total, s.total_return, atol=1e-6, equal_nan=True):

@@ -456,6 +456,20 @@ class EpisodeFile:
             )
         return actions
 
+    def keys(self) -> list[list[str]]:
+        """The key names held at each step (empty lists when not recorded)."""
+        if "keys" not in self._datasets:
+            return [[] for _ in range(self.summary.length)]
+        with guard(self.path, "keys"):
+            return [_key_list(k) for k in self._whole("keys")]
+
+    def check_data(self) -> None:
+        """Read the small per-step datasets and check their values (actions inside the
+        action space, keys as JSON lists): EpisodeError naming the first problem. Observations
+        and frames are not read."""
+        self.actions()
+        self.keys()
+
     def load(self, frames: bool = False) -> EpisodeData:
         """Every array of the episode (frames only when asked: they are the bulk). Actions are
         checked against the action space (EpisodeError naming the first bad step)."""
@@ -466,11 +480,7 @@ class EpisodeFile:
             name: self._whole(f"info_present/{name}").astype(bool)
             for name in self._group("info_present")
         }
-        if "keys" in self._datasets:
-            with guard(self.path, "keys"):
-                keys = [_key_list(k) for k in self._whole("keys")]
-        else:
-            keys = [[] for _ in range(s.length)]
+        keys = self.keys()
         actions = self.actions()
         return EpisodeData(
             summary=s,
