@@ -187,7 +187,9 @@ def _check_storage(ds: h5py.Dataset, path: object, name: str, error: type[Except
         return max(0, declared - stored)
     chunk_bytes = math.prod(ds.chunks) * row
     if chunk_bytes > MAX_CHUNK_BYTES:
-        raise error(path, name, f"expected chunks of at most {MAX_CHUNK_BYTES} bytes, got {ds.chunks}")
+        raise error(
+            path, name, f"expected chunks of at most {MAX_CHUNK_BYTES} bytes, got {ds.chunks}"
+        )
     chunks = ds.id.get_num_chunks()
     return max(0, declared - chunks * chunk_bytes)
 

@@ -158,7 +158,9 @@ def _open_h5(path: Path, mode: str) -> h5py.File:
     if stat.S_ISDIR(st.st_mode):
         raise EpisodeError(path, None, "expected an episode file, got a folder")
     if not stat.S_ISREG(st.st_mode):
-        raise EpisodeError(path, None, "expected an episode file, got a special file (FIFO, device)")
+        raise EpisodeError(
+            path, None, "expected an episode file, got a special file (FIFO, device)"
+        )
     try:
         return h5py.File(path, mode)
     except OSError as exc:
@@ -283,7 +285,9 @@ class EpisodeFile:
                 d = ds.get(name)
                 if d is None:
                     raise EpisodeError(
-                        self.path, name, f"expected a dataset for this part of the {group[:-1]} space"
+                        self.path,
+                        name,
+                        f"expected a dataset for this part of the {group[:-1]} space",
                     )
                 want = "text" if leaf.is_text else _kind(np.dtype(leaf.dtype))
                 if not leaf.is_text and tuple(d.shape[1:]) != leaf.shape:

@@ -54,9 +54,7 @@ def _decode_bound(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
 
 def _checked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     if any(d < 0 for d in shape) or math.prod(shape) > MAX_LEAF_ELEMENTS:
-        raise ValueError(
-            f"expected a shape of at most {MAX_LEAF_ELEMENTS} values, got {shape}"
-        )
+        raise ValueError(f"expected a shape of at most {MAX_LEAF_ELEMENTS} values, got {shape}")
     return shape
 
 

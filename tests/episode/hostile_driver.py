@@ -67,7 +67,7 @@ def run_one(argv: list[str]) -> dict:
             rc = _train_load(argv[1]) if argv[0] == "train-load" else main(argv)
         except SystemExit as exc:
             rc = exc.code if isinstance(exc.code, int) else 1
-        except BaseException:  # noqa: BLE001 - what escapes is what a user would see
+        except BaseException:  # what escapes is what a user would see
             rc = None
             escaped = traceback.format_exc()
     return {

@@ -59,7 +59,7 @@ def _replace(name: str, new):
 
 def _attr(key: str, raw):
     def edit(f: h5py.File, outside: Path) -> None:
-        f.attrs[key] = raw if not isinstance(raw, str) else raw
+        f.attrs[key] = raw
 
     return _copy(edit)
 
@@ -101,9 +101,7 @@ def _nested_external(f: h5py.File, outside: Path) -> None:
 def _huge_frames(f: h5py.File, outside: Path) -> None:
     h, w = f["frames"].shape[1:3]
     del f["frames"]
-    f.create_dataset(
-        "frames", (10**9, h, w, 3), np.uint8, chunks=(1, h, w, 3), compression="gzip"
-    )
+    f.create_dataset("frames", (10**9, h, w, 3), np.uint8, chunks=(1, h, w, 3), compression="gzip")
 
 
 def _huge_length(f: h5py.File, outside: Path) -> None:
@@ -341,6 +339,16 @@ class Built(NamedTuple):
     bad: Path
 
 
+class HostileRun(NamedTuple):
+    built: list[Built]
+    results: dict[tuple[str, str], dict]
+    """(case name, command) -> the driver's row."""
+    opened: str | None
+    """strace's log of every file opened (None without strace)."""
+    outside: Path
+    """The folder of the targets outside the episode files (a FIFO, another episode)."""
+
+
 @pytest.fixture(scope="module")
 def hostile_run(tmp_path_factory, good_episodes):
     """Builds every case (a folder: the good episodes and one bad file) and runs the driver
@@ -401,7 +409,7 @@ def hostile_run(tmp_path_factory, good_episodes):
         first = last + 1
     traces = sorted(root.glob("opened.txt.*"))
     opened = "".join(t.read_text() for t in traces) if traces else None
-    return built, results, opened, outside
+    return HostileRun(built, results, opened, outside)
 
 
 def _problems(b: Built, results: dict) -> list[str]:
@@ -462,10 +470,9 @@ def _problems(b: Built, results: dict) -> list[str]:
 
 
 def test_every_hostile_class_fails_cleanly(hostile_run):
-    built, results, opened, outside = hostile_run
     failing: dict[str, list[str]] = {}
-    for b in built:
-        problems = _problems(b, results)
+    for b in hostile_run.built:
+        problems = _problems(b, hostile_run.results)
         if problems:
             failing.setdefault(b.klass, []).extend(f"{b.name}: {p}" for p in problems)
     report = "\n".join(f"{k}:\n  " + "\n  ".join(v) for k, v in failing.items())
@@ -474,17 +481,17 @@ def test_every_hostile_class_fails_cleanly(hostile_run):
 
 
 def test_nothing_outside_the_file_is_opened(hostile_run):
-    built, results, opened, outside = hostile_run
-    if opened is None:
+    if hostile_run.opened is None:
         pytest.skip("strace is not installed")
+    outside = hostile_run.outside
     targets = [str(outside / "target.h5"), str(outside / "pipe"), "/etc/passwd"]
-    hits = [line for line in opened.splitlines() if any(f'"{t}"' in line for t in targets)]
+    lines = hostile_run.opened.splitlines()
+    hits = [line for line in lines if any(f'"{t}"' in line for t in targets)]
     assert not hits, "\n".join(hits[:10])
 
 
 def test_commands_are_fast_and_bounded(hostile_run):
-    built, results, opened, outside = hostile_run
-    rows = [r for r in results.values() if not r.get("start")]
+    rows = [r for r in hostile_run.results.values() if not r.get("start")]
     assert rows and max(r["peak_mb"] for r in rows) < PEAK_MB
     assert max(r["seconds"] for r in rows) < 10
 
@@ -503,3 +510,45 @@ def test_flips_really_hit_the_metadata(good_episodes, tmp_path):
     assert 1 <= len(where) <= 6
     assert all(any(s <= w < e for s, e in ranges) for w in where)
     assert math.isfinite(meta)
+
+
+TRAIN_CLASSES = (
+    "external link to a FIFO",
+    "length 10**9 with every dataset that long",
+    "action above the action space",
+)
+_TRAIN_SCRIPT = """
+import json, sys
+from demostudio.cli import main
+for folder, run_dir in json.loads(sys.argv[1]):
+    rc = main(["train", "bc", "--env", "MountainCar-v0", "--demos", folder,
+               "--run-dir", run_dir, "--max-updates", "1", "--no-progress",
+               "--no-tensorboard"])
+    print(json.dumps({"folder": folder, "rc": rc}), flush=True)
+"""
+
+
+def test_train_reports_hostile_demos_cleanly(hostile_run, tmp_path):
+    """``demostudio train bc --demos FOLDER`` (through agents/core/demos.py): one clean line
+    naming the bad file and its field, exit 2, no traceback, no hang, memory bounded."""
+    import resource
+
+    chosen = [b for b in hostile_run.built if b.name in TRAIN_CLASSES]
+    assert len(chosen) == len(TRAIN_CLASSES)
+    jobs = [(str(b.folder), str(tmp_path / f"run{i}")) for i, b in enumerate(chosen)]
+    proc = subprocess.run(
+        [sys.executable, "-c", _TRAIN_SCRIPT, json.dumps(jobs)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "OMP_NUM_THREADS": "1"},
+    )
+    assert "Traceback" not in proc.stderr, proc.stderr[-2000:]
+    rcs = [json.loads(line)["rc"] for line in proc.stdout.splitlines() if line.startswith("{")]
+    assert rcs == [2] * len(chosen), proc.stdout + proc.stderr[-2000:]
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("demostudio: error:")]
+    assert len(errors) == len(chosen)
+    for b, line in zip(chosen, errors):
+        assert str(b.bad) in line and re.search(r"\[[^\]]+\]", line), line
+    peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    assert peak_mb < 1536
