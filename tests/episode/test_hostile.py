@@ -74,6 +74,12 @@ def _external_storage(f: h5py.File, outside: Path) -> None:
     f.create_dataset("rewards", (n,), "f8", external=[(str(outside / "pipe"), 0, n * 8)])
 
 
+def _lzf_rewards(f: h5py.File, outside: Path) -> None:
+    data = f["rewards"][()]
+    del f["rewards"]
+    f.create_dataset("rewards", data=data, chunks=True, compression="lzf")
+
+
 def _virtual(f: h5py.File, outside: Path) -> None:
     n = f["rewards"].shape[0]
     del f["rewards"]
@@ -205,6 +211,7 @@ CASES: list[Case] = [
         "rewards",
     ),
     Case("raw data stored in another file", "outside", _copy(_external_storage), "rewards"),
+    Case("a filter other than gzip (lzf)", "outside", _copy(_lzf_rewards), "rewards"),
     Case("virtual dataset over another file", "outside", _copy(_virtual), "rewards"),
     Case("hard-linked group cycle", "outside", _copy(_hard_cycle), None),
     # ---- memory bombs ---------------------------------------------------------------------
@@ -398,7 +405,8 @@ def hostile_run(tmp_path_factory, good_episodes):
     while first < len(commands):  # a command that hangs or dies ends the driver: go on after it
         cmd = [sys.executable, str(DRIVER), str(commands_file), str(results_file), str(first)]
         if strace:
-            trace = ["-f", "-qq", "-e", "trace=open,openat", "-o", f"{trace_file}.{first}"]
+            trace = ["--seccomp-bpf", "-f", "-qq", "-e", "trace=open,openat"]
+            trace += ["-o", f"{trace_file}.{first}"]
             cmd = [strace, *trace, *cmd]
         subprocess.run(cmd, env=env, timeout=900, check=False, capture_output=True)
         last = first - 1
@@ -486,6 +494,7 @@ def test_nothing_outside_the_file_is_opened(hostile_run):
     outside = hostile_run.outside
     targets = [str(outside / "target.h5"), str(outside / "pipe"), "/etc/passwd"]
     lines = hostile_run.opened.splitlines()
+    assert any("zz-bad.h5" in line for line in lines)  # the trace does see the files opened
     hits = [line for line in lines if any(f'"{t}"' in line for t in targets)]
     assert not hits, "\n".join(hits[:10])
 
@@ -552,3 +561,23 @@ def test_train_reports_hostile_demos_cleanly(hostile_run, tmp_path):
         assert str(b.bad) in line and re.search(r"\[[^\]]+\]", line), line
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     assert peak_mb < 1536
+
+
+def test_a_gzip_bomb_frame_is_refused_without_inflating_it(good_episodes, tmp_path):
+    """A frame chunk whose deflate stream inflates to 256 MB (for a 720 KB frame) is
+    refused after inflating one frame's worth: the reader bounds every row it inflates."""
+    import zlib
+
+    from demostudio.episode import EpisodeError, open_episode
+
+    bad = tmp_path / "bomb.h5"
+    shutil.copy(good_episodes[0], bad)
+    bomb = zlib.compress(bytes(256 * 1024 * 1024), 9)
+    with h5py.File(bad, "r+") as f:
+        zeros = (0,) * (f["frames"].ndim - 1)
+        f["frames"].id.write_direct_chunk((0, *zeros), bomb)
+    with open_episode(bad) as ep:
+        assert ep.frame(1).shape == ep.frame_shape  # the other frames still read
+        with pytest.raises(EpisodeError) as err:
+            ep.frame(0)
+    assert err.value.field == "frames" and "row 0" in str(err.value)
