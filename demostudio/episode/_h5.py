@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import mmap
 import os
 import zlib
 from pathlib import Path
@@ -133,35 +134,55 @@ def checked_datasets(f: h5py.File, path: object, error: type[Exception]) -> dict
     unstored = 0
     while stack:
         prefix, group, depth = stack.pop()
-        for key in list(group.keys()):
+        try:
+            keys = list(group.keys())
+        except READ_ERRORS as exc:
+            raise error(path, prefix.rstrip("/") or None, damaged(exc)) from None
+        for key in keys:
             name = f"{prefix}{key}"
-            link = group.get(key, getlink=True)
-            if not isinstance(link, h5py.HardLink):
+            try:
+                obj = _hard_linked(group, key, path, name, error)
+                if len(out) + len(stack) > MAX_OBJECTS:
+                    raise error(path, name, f"expected at most {MAX_OBJECTS} datasets and groups")
+                if isinstance(obj, h5py.Group):
+                    if depth + 1 > MAX_DEPTH:
+                        raise error(path, name, f"expected groups nested at most {MAX_DEPTH} deep")
+                    stack.append((name + "/", obj, depth + 1))
+                    continue
+                unstored += _check_storage(obj, path, name, error)
+            except error:
+                raise
+            except READ_ERRORS as exc:
+                raise error(path, name, damaged(exc)) from None
+            if unstored > UNSTORED_BYTES:
                 raise error(
                     path,
                     name,
-                    f"expected a dataset or group stored in this file, got {describe_link(link)}",
+                    f"expected datasets that store their data, got shape {obj.shape} "
+                    "declared without it (a file declaring more than it holds)",
                 )
-            obj = group[key]
-            if len(out) + len(stack) > MAX_OBJECTS:
-                raise error(path, name, f"expected at most {MAX_OBJECTS} datasets and groups")
-            if isinstance(obj, h5py.Group):
-                if depth + 1 > MAX_DEPTH:
-                    raise error(path, name, f"expected groups nested at most {MAX_DEPTH} deep")
-                stack.append((name + "/", obj, depth + 1))
-            elif isinstance(obj, h5py.Dataset):
-                unstored += _check_storage(obj, path, name, error)
-                if unstored > UNSTORED_BYTES:
-                    raise error(
-                        path,
-                        name,
-                        f"expected datasets that store their data, got shape {obj.shape} "
-                        "declared without it (a file declaring more than it holds)",
-                    )
-                out[name] = obj
-            else:
-                raise error(path, name, f"expected a dataset or group, got a {type(obj).__name__}")
+            out[name] = obj
     return dict(sorted(out.items()))
+
+
+def damaged(exc: BaseException) -> str:
+    """What an h5py error on reading means to a user, in one line."""
+    return f"expected readable data, the file is damaged ({short_error(exc)})"
+
+
+def _hard_linked(group: h5py.Group, key: str, path: object, name: str, error) -> Any:
+    """The group or dataset ``key`` of ``group``, opened only if it is a plain hard link."""
+    link = group.get(key, getlink=True)
+    if not isinstance(link, h5py.HardLink):
+        raise error(
+            path,
+            name,
+            f"expected a dataset or group stored in this file, got {describe_link(link)}",
+        )
+    obj = group[key]
+    if not isinstance(obj, (h5py.Group, h5py.Dataset)):
+        raise error(path, name, f"expected a dataset or group, got a {type(obj).__name__}")
+    return obj
 
 
 def _check_storage(ds: h5py.Dataset, path: object, name: str, error: type[Exception]) -> int:
@@ -222,10 +243,14 @@ def read_rows(ds: h5py.Dataset, index: Any) -> np.ndarray:
 def _inflate_row(ds: h5py.Dataset, i: int) -> np.ndarray:
     row_shape = ds.shape[1:]
     size = math.prod(row_shape) * ds.dtype.itemsize
-    try:
-        mask, raw = ds.id.read_direct_chunk((i,) + (0,) * len(row_shape))
-    except (OSError, RuntimeError, ValueError):
+    coord = (i,) + (0,) * len(row_shape)
+    stored = ds.id.get_chunk_info_by_coord(coord)
+    if stored.byte_offset is None:
         return ds[i]  # an unstored row (fill value)
+    # deflate never grows data by more than 5 bytes per 16 KB block plus a few header bytes
+    if stored.size > size + size // 1000 + 1024 or stored.size > ds.file.id.get_filesize():
+        raise ValueError(f"row {i}: stored in {stored.size} bytes, more than a row can take")
+    mask, raw = ds.id.read_direct_chunk(coord)
     if mask != 0:
         return ds[i]
     inflater = zlib.decompressobj()
@@ -233,3 +258,45 @@ def _inflate_row(ds: h5py.Dataset, i: int) -> np.ndarray:
     if len(data) != size or inflater.unconsumed_tail:
         raise ValueError(f"row {i}: expected {size} bytes once inflated, got another amount")
     return np.frombuffer(data, ds.dtype).reshape(row_shape)
+
+
+GLOBAL_HEAP = b"GCOL"
+_HEAP_OBJECT_HEADER = 16  # index (2), references (2), reserved (4), size (8)
+
+
+def looping_global_heap(path: object) -> int | None:
+    """The offset of a global heap collection (where HDF5 keeps variable-length strings)
+    whose object list never ends, or None. HDF5 reads such a collection forever (an object of
+    size 0 does not move its cursor), so files are checked for them before HDF5 opens them."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < 16:
+            return None
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            pos = m.find(GLOBAL_HEAP)
+            while pos >= 0:
+                if _heap_loops(m, pos, size):
+                    return pos
+                pos = m.find(GLOBAL_HEAP, pos + 4)
+    return None
+
+
+def _heap_loops(m: mmap.mmap, pos: int, file_size: int) -> bool:
+    """Walk the objects of the collection at ``pos`` as HDF5 does; True if it never ends."""
+    if pos + 16 > file_size or m[pos + 4] != 1:
+        return False  # not a collection (or one HDF5 refuses by itself)
+    total = int.from_bytes(m[pos + 8 : pos + 16], "little")
+    end = pos + total
+    if total < 16 or end > file_size:
+        return False  # HDF5 fails to read it, cleanly
+    p = pos + 16
+    while p < end:
+        if p + _HEAP_OBJECT_HEADER > end:
+            return False
+        index = int.from_bytes(m[p : p + 2], "little")
+        length = int.from_bytes(m[p + 8 : p + 16], "little")
+        need = length if index == 0 else _HEAP_OBJECT_HEADER + (length + 7) // 8 * 8
+        if need == 0 or need >= 1 << 63:
+            return True  # the cursor stays put, or wraps around
+        p += need
+    return False

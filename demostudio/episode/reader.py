@@ -143,9 +143,7 @@ def guard(path: Path, field: str | None) -> Iterator[None]:
     except EpisodeError:
         raise
     except (*_h5.READ_ERRORS, UnicodeDecodeError, zlib.error) as exc:
-        raise EpisodeError(
-            path, field, f"expected readable data, the file is damaged ({_h5.short_error(exc)})"
-        ) from None
+        raise EpisodeError(path, field, _h5.damaged(exc)) from None
 
 
 def _open_h5(path: Path, mode: str) -> h5py.File:
@@ -160,6 +158,14 @@ def _open_h5(path: Path, mode: str) -> h5py.File:
     if not stat.S_ISREG(st.st_mode):
         raise EpisodeError(
             path, None, "expected an episode file, got a special file (FIFO, device)"
+        )
+    try:
+        heap = _h5.looping_global_heap(path)
+    except OSError as exc:
+        raise EpisodeError(path, None, f"cannot read it ({exc.strerror or exc})") from None
+    if heap is not None:
+        raise EpisodeError(
+            path, None, f"expected readable HDF5, the global heap at byte {heap} is damaged"
         )
     try:
         return h5py.File(path, mode)
@@ -205,7 +211,12 @@ class EpisodeFile:
                 f"expected a DemoStudio episode (format {FORMAT_NAME!r}), got "
                 + ("an HDF5 file without that attribute" if fmt is None else repr(fmt)),
             )
-        version = read_attr(self._f, "schema_version", self.path)
+        try:
+            version = read_attr(self._f, "schema_version", self.path)
+        except KeyError:
+            raise EpisodeError(
+                self.path, "schema_version", "expected this attribute, it is missing"
+            ) from None
         if version > SCHEMA_VERSION:
             raise SchemaVersionError(
                 self.path,
