@@ -14,6 +14,7 @@ from typing import Any
 import h5py
 import numpy as np
 
+from ._h5 import short_error
 from .schema import EpisodeError
 
 MAX_ATTR_BYTES = 16 * 1024 * 1024
@@ -142,11 +143,11 @@ def read_attr(obj: h5py.HLObject, key: str, path: object) -> Any:
     except KeyError:
         raise
     except (OSError, RuntimeError, ValueError) as exc:
-        raise EpisodeError(path, key, f"cannot read this attribute ({_short(exc)})") from None
+        raise EpisodeError(path, key, f"cannot read this attribute ({short_error(exc)})") from None
     try:
         shape, dtype = aid.shape, aid.dtype
     except (OSError, RuntimeError, ValueError, TypeError) as exc:
-        raise EpisodeError(path, key, f"cannot read this attribute ({_short(exc)})") from None
+        raise EpisodeError(path, key, f"cannot read this attribute ({short_error(exc)})") from None
     if shape not in ((), None) or h5py.check_string_dtype(dtype) is None:
         raise EpisodeError(
             path, key, f"expected one JSON text, got {dtype} values of shape {shape}"
@@ -154,7 +155,7 @@ def read_attr(obj: h5py.HLObject, key: str, path: object) -> Any:
     try:
         raw = obj.attrs[key]
     except (OSError, RuntimeError, ValueError, TypeError) as exc:
-        raise EpisodeError(path, key, f"cannot read this attribute ({_short(exc)})") from None
+        raise EpisodeError(path, key, f"cannot read this attribute ({short_error(exc)})") from None
     if isinstance(raw, bytes):
         if len(raw) > MAX_ATTR_BYTES:
             raise EpisodeError(path, key, f"expected at most {MAX_ATTR_BYTES} bytes of JSON")
@@ -174,7 +175,7 @@ def read_attr(obj: h5py.HLObject, key: str, path: object) -> Any:
     try:
         value = json.loads(raw)
     except (ValueError, RecursionError) as exc:
-        raise EpisodeError(path, key, f"expected a JSON attribute ({_short(exc)})") from None
+        raise EpisodeError(path, key, f"expected a JSON attribute ({short_error(exc)})") from None
     return check_type(path, key, value)
 
 
@@ -183,11 +184,8 @@ def read_attrs(obj: h5py.HLObject, path: object) -> dict[str, Any]:
     try:
         names = list(obj.attrs)
     except (OSError, RuntimeError, ValueError, TypeError) as exc:
-        raise EpisodeError(path, None, f"cannot list the attributes ({_short(exc)})") from None
+        raise EpisodeError(path, None, f"cannot list the attributes ({short_error(exc)})") from None
+    for key in names:
+        if not isinstance(key, str):
+            raise EpisodeError(path, repr(key), "expected an attribute name in UTF-8")
     return {key: read_attr(obj, key, path) for key in names}
-
-
-def _short(exc: BaseException) -> str:
-    """An h5py / json error as one short line."""
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text[:200]
