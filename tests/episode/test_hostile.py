@@ -37,7 +37,7 @@ class Case(NamedTuple):
     make: Callable[[Path, Path, Path], None]
     """make(bad, good, outside): write the hostile file ``bad`` from the good episode."""
     field: str | None
-    """The field the error must name (None: any field, or none for unopenable files)."""
+    """The field the error must name (None: any field; "": none, the file cannot be opened)."""
 
 
 def _copy(make):
@@ -159,6 +159,22 @@ def _keys_not_json(f: h5py.File, outside: Path) -> None:
     f.create_dataset("keys", data=np.array(["{{{"] * n, dtype=object), dtype=h5py.string_dtype())
 
 
+def _endless_heap(bad: Path, good: Path, outside: Path) -> None:
+    """The first object of the first global heap collection (where the attributes' text
+    lives) becomes free space of size 0: HDF5 then reads that collection forever."""
+    data = bytearray(good.read_bytes())
+    first = data.find(b"GCOL") + 16
+    data[first : first + 2] = bytes(2)  # object index 0: free space
+    data[first + 8 : first + 16] = bytes(8)  # of size 0
+    bad.write_bytes(bytes(data))
+
+
+def _attr_name_not_utf8(f: h5py.File, outside: Path) -> None:
+    space = h5py.h5s.create(h5py.h5s.SCALAR)
+    attr = h5py.h5a.create(f.id, b"\xff\xfe", h5py.h5t.NATIVE_INT64, space)
+    attr.write(np.array(7, dtype=np.int64))
+
+
 def _deep(depth: int) -> str:
     return "[" * depth + "]" * depth
 
@@ -245,6 +261,7 @@ CASES: list[Case] = [
     Case("controller as an object", "attrs", _json_attr("controller", {}), "controller"),
     Case("schema_version as text", "attrs", _json_attr("schema_version", "1"), "schema_version"),
     Case("attribute not text", "attrs", _attr("player", np.int64(7)), "player"),
+    Case("attribute name not UTF-8", "attrs", _copy(_attr_name_not_utf8), None),
     Case("attribute not UTF-8", "attrs", _attr("notes", np.bytes_(b'"\xff\xfe"')), "notes"),
     Case(
         "attribute an array",
@@ -280,10 +297,13 @@ CASES: list[Case] = [
     ),
     Case("frames with 4 channels", "data", _copy(_wide_frames), "frames"),
     Case("keys not JSON", "data", _copy(_keys_not_json), "keys"),
+    # ---- damaged metadata -------------------------------------------------------------------
+    Case("global heap HDF5 reads forever", "metadata", _endless_heap, ""),
 ]
 FLIP_CLASS = "metadata byte flips"
 CLASSES = [c.name for c in CASES] + [FLIP_CLASS]
-"""Every class of hostile file (49 before the file-level ones of test_bad_input.py)."""
+"""Every class of hostile file, by name (``len(CLASSES)`` of them; test_bad_input.py has the
+file-level ones: truncated, random bytes, another tool's HDF5, newer schema...)."""
 
 
 def metadata_ranges(path: Path) -> list[tuple[int, int]]:
@@ -440,7 +460,9 @@ def _problems(b: Built, results: dict) -> list[str]:
         if row["peak_mb"] > PEAK_MB:
             problems.append(f"{cmd}: peak memory {row['peak_mb']:.0f} MB")
         errors = [line for line in row["stderr"].splitlines() if line.strip()]
-        field = rf"\[{re.escape(b.field)}\]" if b.field else r"\[[^\]]+\]"
+        field = (
+            r"\[[^\]]+\]" if b.field is None else (rf"\[{re.escape(b.field)}\]" if b.field else "")
+        )
         if cmd == "ls":
             out = row["stdout"]
             rows = [line for line in out.splitlines() if line.startswith(str(b.folder))]
