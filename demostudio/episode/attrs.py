@@ -14,7 +14,7 @@ from typing import Any
 import h5py
 import numpy as np
 
-from ._h5 import short_error
+from .hostile import short_error
 from .schema import EpisodeError
 
 MAX_ATTR_BYTES = 16 * 1024 * 1024

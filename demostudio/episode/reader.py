@@ -5,10 +5,7 @@ from __future__ import annotations
 
 import json
 import os
-import stat
-import zlib
 from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -19,12 +16,11 @@ from gymnasium import spaces as gym_spaces
 
 from . import _h5
 from .attrs import MAX_JSON_DEPTH, json_depth, read_attr, read_attrs
+from .hostile import check_declared, checked_datasets, guard, open_h5, read_rows
 from .schema import (
     FORMAT_NAME,
-    LENGTH_OFFSETS,
     PARTIAL_SUFFIX,
     REQUIRED_ATTRS,
-    REQUIRED_DATASETS,
     SCHEMA_VERSION,
     SUFFIX,
     EpisodeError,
@@ -117,67 +113,6 @@ class StepRecord:
     timestamp: float
 
 
-def _kind(dtype: np.dtype) -> str:
-    """A dtype's family: "text", "bool", "int" or "float"."""
-    if h5py.check_string_dtype(dtype) is not None:
-        return "text"
-    return {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(dtype.kind, dtype.str)
-
-
-# The dtype families each top-level dataset may have (others: any the storage check accepts).
-_DATASET_KINDS = {
-    "rewards": ("float", "int"),
-    "terminations": ("bool", "int"),
-    "truncations": ("bool", "int"),
-    "timestamps": ("float", "int"),
-    "keys": ("text",),
-}
-MAX_FRAME_SIDE = 16384
-
-
-@contextmanager
-def guard(path: Path, field: str | None) -> Iterator[None]:
-    """Turn what h5py raises for a damaged file into one EpisodeError naming ``field``."""
-    try:
-        yield
-    except EpisodeError:
-        raise
-    except (*_h5.READ_ERRORS, UnicodeDecodeError, zlib.error) as exc:
-        raise EpisodeError(path, field, _h5.damaged(exc)) from None
-
-
-def _open_h5(path: Path, mode: str) -> h5py.File:
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        raise EpisodeError(path, None, "no such file") from None
-    except OSError as exc:
-        raise EpisodeError(path, None, f"cannot read it ({exc.strerror})") from None
-    if stat.S_ISDIR(st.st_mode):
-        raise EpisodeError(path, None, "expected an episode file, got a folder")
-    if not stat.S_ISREG(st.st_mode):
-        raise EpisodeError(
-            path, None, "expected an episode file, got a special file (FIFO, device)"
-        )
-    try:
-        heap = _h5.looping_global_heap(path)
-    except OSError as exc:
-        raise EpisodeError(path, None, f"cannot read it ({exc.strerror or exc})") from None
-    if heap is not None:
-        raise EpisodeError(
-            path, None, f"expected readable HDF5, the global heap at byte {heap} is damaged"
-        )
-    try:
-        return h5py.File(path, mode)
-    except OSError as exc:
-        detail = _h5.short_error(exc)
-        if "signature" in detail or "truncated" in detail.lower() or "eof" in detail.lower():
-            detail = "not HDF5, or truncated"
-        raise EpisodeError(
-            path, None, f"expected an HDF5 episode file, cannot open it ({detail})"
-        ) from None
-
-
 class EpisodeFile:
     """An open episode file. Opening reads the root attributes and checks the file's layout:
     every link, where each dataset keeps its data, and every declared shape against the schema
@@ -185,13 +120,13 @@ class EpisodeFile:
 
     def __init__(self, path: str | os.PathLike, mode: str = "r"):
         self.path = Path(path)
-        self._f = _open_h5(self.path, mode)
+        self._f = open_h5(self.path, mode)
         try:
             with guard(self.path, None):
                 self._attrs = self._read_attrs()
                 self.summary = self._make_summary()
-                self._datasets = _h5.checked_datasets(self._f, self.path, EpisodeError)
-                self._check_declared()
+                self._datasets = checked_datasets(self._f, self.path)
+                self.check_lengths()
         except BaseException:
             self._f.close()
             raise
@@ -266,64 +201,6 @@ class EpisodeFile:
             attrs=a,
         )
 
-    def _check_declared(self) -> None:
-        """Every dataset the schema knows has its length (relative to T), value shape and
-        dtype family; nothing is read."""
-        n = self.summary.length
-        ds = self._datasets
-        groups = {name.split("/")[0] for name in ds}
-        for name in REQUIRED_DATASETS:
-            if name not in ds and name not in groups:
-                raise EpisodeError(self.path, name, "expected this dataset, it is missing")
-        for name, d in ds.items():
-            offset = LENGTH_OFFSETS.get(name.split("/")[0])
-            if offset is None:
-                continue
-            if d.shape[:1] != (n + offset,):
-                got = d.shape[0] if d.shape else "a scalar"
-                raise EpisodeError(
-                    self.path, name, f"expected length {n + offset} (T = {n}), got {got}"
-                )
-            wanted = _DATASET_KINDS.get(name)
-            if wanted and _kind(d.dtype) not in wanted:
-                raise EpisodeError(
-                    self.path, name, f"expected {' or '.join(wanted)} values, got {d.dtype}"
-                )
-        s = self.summary
-        for group, space in (("observations", s.observation_space), ("actions", s.action_space)):
-            for leaf in leaves(space):
-                name = "/".join((group, *leaf.path))
-                d = ds.get(name)
-                if d is None:
-                    raise EpisodeError(
-                        self.path,
-                        name,
-                        f"expected a dataset for this part of the {group[:-1]} space",
-                    )
-                want = "text" if leaf.is_text else _kind(np.dtype(leaf.dtype))
-                if not leaf.is_text and tuple(d.shape[1:]) != leaf.shape:
-                    raise EpisodeError(
-                        self.path,
-                        name,
-                        f"expected values of shape {leaf.shape}, got {tuple(d.shape[1:])}",
-                    )
-                got = _kind(d.dtype)
-                if got != want and not (want == "float" and got == "int"):
-                    raise EpisodeError(self.path, name, f"expected {want} values, got {d.dtype}")
-        frames = ds.get("frames")
-        if frames is not None and (
-            frames.ndim != 4
-            or frames.shape[3] != 3
-            or frames.dtype != np.uint8
-            or max(frames.shape[1:3]) > MAX_FRAME_SIDE
-        ):
-            raise EpisodeError(
-                self.path,
-                "frames",
-                f"expected (T+1, H, W, 3) uint8 with sides <= {MAX_FRAME_SIDE}, "
-                f"got {frames.shape} {frames.dtype}",
-            )
-
     @property
     def attrs(self) -> dict[str, Any]:
         return self._attrs
@@ -365,14 +242,14 @@ class EpisodeFile:
         ds = self._frames_ds
         i = self._check_index(i, ds.shape[0], "frame")
         with guard(self.path, "frames"):
-            return _h5.read_rows(ds, i)
+            return read_rows(ds, i)
 
     def _leaf_read(self, group: str, space: gym_spaces.Space, index: Any) -> Any:
         arrays = {}
         for leaf in leaves(space):
             name = "/".join((group, *leaf.path))
             with guard(self.path, name):
-                value = _h5.read_rows(self._datasets[name], index)
+                value = read_rows(self._datasets[name], index)
                 if leaf.is_text:
                     value = (
                         value.decode("utf-8")
@@ -441,12 +318,14 @@ class EpisodeFile:
 
     def check_lengths(self) -> None:
         """Raise EpisodeError if a dataset is missing or its length disagrees with ``length``
-        (checked when the file is opened: kept for callers that ask again)."""
-        self._check_declared()
+        or its values' shape or dtype disagree with the spaces (checked when the file is
+        opened, before any array is read)."""
+        s = self.summary
+        check_declared(self.path, s.length, s.observation_space, s.action_space, self._datasets)
 
     def _whole(self, name: str) -> np.ndarray:
         with guard(self.path, name):
-            return _h5.read_rows(self._datasets[name], slice(None))
+            return read_rows(self._datasets[name], slice(None))
 
     def scalars(self) -> StepScalars:
         """Rewards, terminations and truncations of every step (no observations read)."""
