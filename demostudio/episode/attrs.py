@@ -47,6 +47,11 @@ NUMBER = _Kind("a number", _is_number)
 BOOL = _Kind("true or false", lambda v: isinstance(v, bool))
 TEXT = _Kind("text", lambda v: isinstance(v, str))
 OBJECT = _Kind("an object", lambda v: isinstance(v, dict))
+GYM_ID = _Kind(
+    "a Gymnasium id (letters, digits, / - _ . only: no module:Env form, a file never names code"
+    " to import)",
+    lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9_./-]{1,200}", v) is not None,
+)
 SPEC = _Kind("an object or text", lambda v: isinstance(v, (dict, str)))
 TEXT_LIST = _Kind(
     "a list of text", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)
@@ -60,7 +65,7 @@ INT_OR_LIST = _Kind(
 ATTR_TYPES: dict[str, tuple[_Kind, bool]] = {
     "format": (TEXT, False),
     "schema_version": (INT, False),
-    "env_id": (TEXT, False),
+    "env_id": (GYM_ID, False),
     "env_kwargs": (OBJECT, False),
     "env_spec": (SPEC, True),
     "seed": (COUNT, True),

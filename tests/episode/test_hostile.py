@@ -252,6 +252,12 @@ CASES: list[Case] = [
     Case("seed as text", "attrs", _json_attr("seed", "abc"), "seed"),
     Case("seed negative", "attrs", _json_attr("seed", -5), "seed"),
     Case("env_kwargs as a list", "attrs", _json_attr("env_kwargs", [1, 2]), "env_kwargs"),
+    Case(
+        "env_id naming a module to import",
+        "attrs",
+        _json_attr("env_id", "antigravity:Fly-v0"),
+        "env_id",
+    ),
     Case("JSON nested 100,000 deep", "attrs", _attr("env_kwargs", _deep(100_000)), "env_kwargs"),
     Case("length true", "attrs", _json_attr("length", True), "length"),
     Case("length 120.5", "attrs", _json_attr("length", 120.5), "length"),
