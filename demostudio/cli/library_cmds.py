@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from datetime import datetime
 from pathlib import Path
 
 from demostudio.episode import (
+    EpisodeError,
     compact_episode,
     describe_datasets,
     find_episodes,
@@ -124,6 +126,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             "  "
             + format_table(["name", "shape", "dtype", "compression"], rows).replace("\n", "\n  ")
         )
+        ep.check_data()  # a file shown above can still hold actions training would trip on
     return 0
 
 
@@ -146,7 +149,7 @@ def cmd_validate(args: argparse.Namespace) -> int:
 def cmd_verify(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
-    failed = 0
+    failed = errors = 0
     for path in find_episodes(args.paths):
         with tqdm(desc=path.name, unit="step", leave=False, disable=args.quiet) as bar:
 
@@ -154,14 +157,21 @@ def cmd_verify(args: argparse.Namespace) -> int:
                 bar.total = total
                 bar.update(done - bar.n)
 
-            result = verify_episode(path, frames=not args.no_frames, progress=progress)
+            try:
+                result = verify_episode(path, frames=not args.no_frames, progress=progress)
+            except EpisodeError as exc:  # this file cannot be verified; the others still are
+                print(f"demostudio: error: {exc}", file=sys.stderr)
+                errors += 1
+                continue
         print(result.describe())
         failed += not result.ok
-    return 1 if failed else 0
+    return 2 if errors else (1 if failed else 0)
 
 
 def cmd_recover(args: argparse.Namespace) -> int:
     target = Path(args.path)
+    if not target.exists():
+        raise FileNotFoundError(f"{target}: no such .partial file or folder")
     results = recover_folder(target) if target.is_dir() else [recover_partial(target)]
     if not results:
         print(f"nothing to recover under {target}")

@@ -7,12 +7,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-import h5py
 import numpy as np
 
-from .reader import EpisodeFile, EpisodeSummary, _walk, find_episodes, find_partials
+from .reader import EpisodeFile, EpisodeSummary, find_episodes, find_partials
 from .schema import EpisodeError
-from .spaces import leaves
 
 
 @dataclass(frozen=True)
@@ -27,15 +25,16 @@ class LibraryEntry:
 
 def scan(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[LibraryEntry]:
     """Every episode under ``paths`` (files or folders), with unreadable or inconsistent files
-    flagged, plus any ``.partial`` left by a crash. Reads metadata and shapes, no arrays."""
+    flagged, plus any ``.partial`` left by a crash. Reads metadata, shapes and the small
+    per-step datasets (actions, keys), never observations or frames."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     paths = list(paths)
     entries: list[LibraryEntry] = []
     for path in find_episodes(paths):
         try:
-            with EpisodeFile(path) as ep:
-                ep.check_lengths()  # dataset shapes only: cheap, and catches damaged files
+            with EpisodeFile(path) as ep:  # checks links, attributes and declared shapes
+                ep.check_data()  # actions and keys: small, and what training trips on
                 entries.append(LibraryEntry(path, ep.summary, None))
         except EpisodeError as exc:
             entries.append(
@@ -53,56 +52,43 @@ def scan(paths: str | os.PathLike | Iterable[str | os.PathLike]) -> list[Library
 
 
 def validate(path: str | os.PathLike) -> list[str]:
-    """Problems of one episode file against the schema; an empty list means valid."""
+    """Problems of one episode file against the schema; an empty list means valid.
+
+    Opening checks the links, storage, attributes and declared shapes; the arrays are then
+    read (actions against the action space) and the summary compared with them."""
     path = Path(path)
     try:
-        ep = EpisodeFile(path)
+        with EpisodeFile(path) as ep:
+            return _consistency(ep)
     except EpisodeError as exc:
         return [str(exc)]
+
+
+def _consistency(ep: EpisodeFile) -> list[str]:
+    s, path = ep.summary, ep.path
     problems: list[str] = []
-    with ep:
-        try:
-            ep.check_lengths()
-        except EpisodeError as exc:
-            problems.append(str(exc))
-        s = ep.summary
-        for group, space in (("observations", s.observation_space), ("actions", s.action_space)):
-            for leaf in leaves(space):
-                name = "/".join((group, *leaf.path))
-                obj = ep.h5.get(name)
-                if not isinstance(obj, h5py.Dataset):
-                    problems.append(f"{path} [{name}]: expected a dataset for this space leaf")
-                elif not leaf.is_text and leaf.shape and tuple(obj.shape[1:]) != leaf.shape:
-                    problems.append(
-                        f"{path} [{name}]: expected values of shape {leaf.shape}, "
-                        f"got {tuple(obj.shape[1:])}"
-                    )
-        if not problems:
-            rewards = ep.h5["rewards"][()]
-            if s.length and not np.isclose(float(np.sum(rewards)), s.total_return, atol=1e-6):
-                problems.append(
-                    f"{path} [total_return]: expected the sum of rewards "
-                    f"{float(np.sum(rewards)):g}, got {s.total_return:g}"
-                )
-            terms = ep.h5["terminations"][()]
-            if s.length and bool(terms[-1]) != s.terminated:
-                problems.append(
-                    f"{path} [terminated]: expected {bool(terms[-1])} (last termination), "
-                    f"got {s.terminated}"
-                )
-            if np.any(terms[:-1]):
-                problems.append(f"{path} [terminations]: a step before the last terminates")
-        if ep.has_frames:
-            shape = ep.frame_shape
-            if len(shape) != 3 or shape[2] != 3 or ep.h5["frames"].dtype != np.uint8:
-                problems.append(f"{path} [frames]: expected (T+1, H, W, 3) uint8, got {shape}")
+    scalars = ep.scalars()
+    ep.check_data()  # actions outside the action space, keys that are not JSON
+    rewards, terms = scalars.rewards, scalars.terminations
+    total = float(np.sum(rewards))
+    if s.length and not np.isclose(total, s.total_return, atol=1e-6, equal_nan=True):
+        problems.append(
+            f"{path} [total_return]: expected the sum of rewards {total:g}, got {s.total_return:g}"
+        )
+    if s.length and bool(terms[-1]) != s.terminated:
+        problems.append(
+            f"{path} [terminated]: expected {bool(terms[-1])} (last termination), "
+            f"got {s.terminated}"
+        )
+    if np.any(terms[:-1]):
+        problems.append(f"{path} [terminations]: a step before the last terminates")
     return problems
 
 
 def describe_datasets(ep: EpisodeFile) -> list[tuple[str, tuple[int, ...], str, str]]:
     """(name, shape, dtype, compression) of every dataset in the file."""
     rows = []
-    for name, ds in _walk(ep.h5):
+    for name, ds in ep.datasets.items():
         comp = ds.compression or "none"
         if ds.compression_opts is not None:
             comp += f"({ds.compression_opts})"

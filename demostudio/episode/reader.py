@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,18 +15,18 @@ import numpy as np
 from gymnasium import spaces as gym_spaces
 
 from . import _h5
+from .attrs import MAX_JSON_DEPTH, json_depth, read_attr, read_attrs
+from .hostile import check_declared, checked_datasets, guard, open_h5, read_rows
 from .schema import (
     FORMAT_NAME,
-    LENGTH_OFFSETS,
     PARTIAL_SUFFIX,
     REQUIRED_ATTRS,
-    REQUIRED_DATASETS,
     SCHEMA_VERSION,
     SUFFIX,
     EpisodeError,
     SchemaVersionError,
 )
-from .spaces import leaves, space_from_json, unflatten_batch
+from .spaces import first_outside, leaves, space_from_json, unflatten_batch
 
 
 @dataclass(frozen=True)
@@ -114,50 +113,31 @@ class StepRecord:
     timestamp: float
 
 
-def _read_dataset(path: Path, f: h5py.File, name: str) -> np.ndarray:
-    try:
-        obj = f[name]
-    except KeyError:
-        raise EpisodeError(path, name, "expected this dataset, it is missing") from None
-    if not isinstance(obj, h5py.Dataset):
-        raise EpisodeError(path, name, f"expected a dataset, got a {type(obj).__name__}")
-    return obj
-
-
 class EpisodeFile:
-    """An open episode file. Opening reads only the root attributes."""
+    """An open episode file. Opening reads the root attributes and checks the file's layout:
+    every link, where each dataset keeps its data, and every declared shape against the schema
+    and the episode length, all before any array is read."""
 
     def __init__(self, path: str | os.PathLike, mode: str = "r"):
         self.path = Path(path)
+        self._f = open_h5(self.path, mode)
         try:
-            self._f = h5py.File(self.path, mode)
-        except FileNotFoundError:
-            raise EpisodeError(self.path, None, "no such file") from None
-        except OSError as exc:
-            raise EpisodeError(
-                self.path, None, f"expected an HDF5 episode file, cannot open it ({exc})"
-            ) from None
-        try:
-            self._attrs = self._read_attrs()
-            self.summary = self._make_summary()
+            with guard(self.path, None):
+                self._attrs = self._read_attrs()
+                self.summary = self._make_summary()
+                self._datasets = checked_datasets(self._f, self.path)
+                self.check_lengths()
         except BaseException:
             self._f.close()
             raise
-        self._frames_ds = self._f.get("frames")
-        self._frame_raw_ok = (
-            isinstance(self._frames_ds, h5py.Dataset)
-            and self._frames_ds.chunks is not None
-            and self._frames_ds.chunks[0] == 1
-            and self._frames_ds.compression == "gzip"
-            and not self._frames_ds.shuffle
-        )
+        self._frames_ds = self._datasets.get("frames")
 
     # ---- metadata --------------------------------------------------------------------------
 
     def _read_attrs(self) -> dict[str, Any]:
         try:
-            fmt = _h5.read_json_attr(self._f, "format")
-        except (KeyError, ValueError, UnicodeDecodeError):
+            fmt = read_attr(self._f, "format", self.path)
+        except (KeyError, EpisodeError):
             fmt = None
         if fmt != FORMAT_NAME:
             raise EpisodeError(
@@ -166,15 +146,12 @@ class EpisodeFile:
                 f"expected a DemoStudio episode (format {FORMAT_NAME!r}), got "
                 + ("an HDF5 file without that attribute" if fmt is None else repr(fmt)),
             )
-        attrs: dict[str, Any] = {}
-        for key in self._f.attrs:
-            try:
-                attrs[key] = _h5.read_json_attr(self._f, key)
-            except (ValueError, UnicodeDecodeError) as exc:
-                raise EpisodeError(self.path, key, f"expected a JSON attribute ({exc})") from None
-        version = attrs.get("schema_version")
-        if not isinstance(version, int):
-            raise EpisodeError(self.path, "schema_version", f"expected an integer, got {version!r}")
+        try:
+            version = read_attr(self._f, "schema_version", self.path)
+        except KeyError:
+            raise EpisodeError(
+                self.path, "schema_version", "expected this attribute, it is missing"
+            ) from None
         if version > SCHEMA_VERSION:
             raise SchemaVersionError(
                 self.path,
@@ -182,6 +159,7 @@ class EpisodeFile:
                 f"written with schema version {version}; this DemoStudio reads up to "
                 f"{SCHEMA_VERSION}: upgrade demostudio to open it",
             )
+        attrs = read_attrs(self._f, self.path)
         for key in REQUIRED_ATTRS:
             if key not in attrs:
                 raise EpisodeError(self.path, key, "expected this attribute, it is missing")
@@ -195,9 +173,6 @@ class EpisodeFile:
                 spaces[key] = space_from_json(a[key])
             except ValueError as exc:
                 raise EpisodeError(self.path, key, str(exc)) from None
-        length = a["length"]
-        if not isinstance(length, int) or length < 0:
-            raise EpisodeError(self.path, "length", f"expected a count >= 0, got {length!r}")
         meanings = a.get("action_meanings")
         try:
             size = self.path.stat().st_size
@@ -205,19 +180,19 @@ class EpisodeFile:
             size = 0
         return EpisodeSummary(
             path=self.path,
-            env_id=str(a["env_id"]),
-            env_kwargs=dict(a.get("env_kwargs") or {}),
+            env_id=a["env_id"],
+            env_kwargs=a["env_kwargs"],
             seed=a.get("seed"),
-            controller=str(a["controller"]),
-            player=str(a.get("player") or ""),
-            length=length,
+            controller=a["controller"],
+            player=a.get("player") or "",
+            length=a["length"],
             total_return=float(a["total_return"]),
-            terminated=bool(a["terminated"]),
-            truncated=bool(a["truncated"]),
-            recorded_at=str(a["recorded_at"]),
+            terminated=a["terminated"],
+            truncated=a["truncated"],
+            recorded_at=a["recorded_at"],
             tags=tuple(a.get("tags") or ()),
-            notes=str(a.get("notes") or ""),
-            recovered=bool(a.get("recovered", False)),
+            notes=a.get("notes") or "",
+            recovered=a.get("recovered", False),
             fps=a.get("fps"),
             size_bytes=size,
             observation_space=spaces["observation_space"],
@@ -243,6 +218,11 @@ class EpisodeFile:
         return isinstance(self._frames_ds, h5py.Dataset)
 
     @property
+    def datasets(self) -> dict[str, h5py.Dataset]:
+        """Every dataset of the file by name, each checked when the file was opened."""
+        return self._datasets
+
+    @property
     def frame_shape(self) -> tuple[int, int, int] | None:
         return tuple(self._frames_ds.shape[1:]) if self.has_frames else None
 
@@ -261,24 +241,21 @@ class EpisodeFile:
             raise EpisodeError(self.path, "frames", "this episode was recorded without frames")
         ds = self._frames_ds
         i = self._check_index(i, ds.shape[0], "frame")
-        if self._frame_raw_ok:
-            mask, raw = ds.id.read_direct_chunk((i, 0, 0, 0))
-            if mask == 0:
-                return np.frombuffer(zlib.decompress(raw), np.uint8).reshape(ds.shape[1:])
-        return ds[i]
+        with guard(self.path, "frames"):
+            return read_rows(ds, i)
 
     def _leaf_read(self, group: str, space: gym_spaces.Space, index: Any) -> Any:
         arrays = {}
         for leaf in leaves(space):
             name = "/".join((group, *leaf.path))
-            ds = _read_dataset(self.path, self._f, name)
-            value = ds[index]
-            if leaf.is_text:
-                value = (
-                    value.decode("utf-8")
-                    if isinstance(value, bytes)
-                    else np.array([v.decode("utf-8") for v in value], dtype=object)
-                )
+            with guard(self.path, name):
+                value = read_rows(self._datasets[name], index)
+                if leaf.is_text:
+                    value = (
+                        value.decode("utf-8")
+                        if isinstance(value, bytes)
+                        else np.array([v.decode("utf-8") for v in value], dtype=object)
+                    )
             arrays[leaf.path] = value
         return unflatten_batch(space, arrays)
 
@@ -290,34 +267,37 @@ class EpisodeFile:
         t = self._check_index(t, self.summary.length, "step")
         return self._leaf_read("actions", self.summary.action_space, t)
 
+    def _group(self, prefix: str) -> dict[str, h5py.Dataset]:
+        """The checked datasets under group ``prefix``, keyed by their name inside it."""
+        cut = len(prefix) + 1
+        return {n[cut:]: d for n, d in self._datasets.items() if n.startswith(prefix + "/")}
+
     def info(self, i: int) -> dict[str, Any]:
         """The info of index ``i`` (0 = reset), numeric and JSON leaves, absent keys left out."""
         out: dict[str, Any] = {}
-        infos = self._f.get("infos")
-        if infos is None:
-            return out
-        present = self._f.get("info_present")
-        for name, ds in _walk(infos):
-            if present is not None and name in present and not present[name][i]:
-                continue
-            value = ds[i]
-            if ds.dtype.kind == "O" or h5py.check_string_dtype(ds.dtype):
-                text = value.decode("utf-8") if isinstance(value, bytes) else value
-                try:
-                    value = json.loads(text)
-                except ValueError:
-                    value = text
-            elif isinstance(value, np.generic):
-                value = value.item()
+        present = self._group("info_present")
+        for name, ds in self._group("infos").items():
+            with guard(self.path, f"infos/{name}"):
+                if name in present and not present[name][i]:
+                    continue
+                value = ds[i]
+                if h5py.check_string_dtype(ds.dtype) is not None:
+                    value = _json_cell(value)
+                elif isinstance(value, np.generic):
+                    value = value.item()
             out[name] = value
         return out
 
     def keys_at(self, t: int) -> list[str]:
-        ds = self._f.get("keys")
+        ds = self._datasets.get("keys")
         if ds is None:
             return []
-        raw = ds[t]
-        return json.loads(raw.decode("utf-8") if isinstance(raw, bytes) else raw)
+        with guard(self.path, "keys"):
+            return _key_list(ds[t])
+
+    def _scalar(self, name: str, i: int) -> Any:
+        with guard(self.path, name):
+            return self._datasets[name][i]
 
     def step(self, t: int) -> StepRecord:
         t = self._check_index(t, self.summary.length, "step")
@@ -325,67 +305,89 @@ class EpisodeFile:
             index=t,
             observation=self.observation(t),
             action=self.action(t),
-            reward=float(self._f["rewards"][t]),
-            terminated=bool(self._f["terminations"][t]),
-            truncated=bool(self._f["truncations"][t]),
+            reward=float(self._scalar("rewards", t)),
+            terminated=bool(self._scalar("terminations", t)),
+            truncated=bool(self._scalar("truncations", t)),
             next_observation=self.observation(t + 1),
             info=self.info(t + 1),
             keys=self.keys_at(t),
-            timestamp=float(self._f["timestamps"][t + 1]),
+            timestamp=float(self._scalar("timestamps", t + 1)),
         )
 
     # ---- whole arrays ----------------------------------------------------------------------
 
     def check_lengths(self) -> None:
-        """Raise EpisodeError if a dataset is missing or its length disagrees with ``length``."""
-        n = self.summary.length
-        for name in REQUIRED_DATASETS:
-            if name not in self._f:
-                raise EpisodeError(self.path, name, "expected this dataset, it is missing")
-        for name, ds in _walk(self._f):
-            offset = LENGTH_OFFSETS.get(name.split("/")[0])
-            if offset is None:
-                continue
-            if ds.shape[:1] != (n + offset,):
-                got = ds.shape[0] if ds.shape else "a scalar"
-                raise EpisodeError(
-                    self.path, name, f"expected length {n + offset} (T = {n}), got {got}"
-                )
+        """Raise EpisodeError if a dataset is missing or its length disagrees with ``length``
+        or its values' shape or dtype disagree with the spaces (checked when the file is
+        opened, before any array is read)."""
+        s = self.summary
+        check_declared(self.path, s.length, s.observation_space, s.action_space, self._datasets)
+
+    def _whole(self, name: str) -> np.ndarray:
+        with guard(self.path, name):
+            return read_rows(self._datasets[name], slice(None))
 
     def scalars(self) -> StepScalars:
         """Rewards, terminations and truncations of every step (no observations read)."""
-        self.check_lengths()
         return StepScalars(
-            rewards=self._f["rewards"][()].astype(np.float64),
-            terminations=self._f["terminations"][()].astype(bool),
-            truncations=self._f["truncations"][()].astype(bool),
+            rewards=self._whole("rewards").astype(np.float64),
+            terminations=self._whole("terminations").astype(bool),
+            truncations=self._whole("truncations").astype(bool),
         )
 
+    def actions(self) -> Any:
+        """The actions of every step ([T, ...] per leaf), checked against the action space:
+        EpisodeError naming the first step whose action is outside it."""
+        space = self.summary.action_space
+        actions = self._leaf_read("actions", space, slice(None))
+        bad = first_outside(space, actions)
+        if bad is not None:
+            step, leaf, expected, got = bad
+            raise EpisodeError(
+                self.path,
+                "/".join(("actions", *leaf)),
+                f"step {step}: expected an action in {expected}, got {got}",
+            )
+        return actions
+
+    def keys(self) -> list[list[str]]:
+        """The key names held at each step (empty lists when not recorded)."""
+        if "keys" not in self._datasets:
+            return [[] for _ in range(self.summary.length)]
+        with guard(self.path, "keys"):
+            return [_key_list(k) for k in self._whole("keys")]
+
+    def check_data(self) -> None:
+        """Read the small per-step datasets and check their values (actions inside the
+        action space, keys as JSON lists): EpisodeError naming the first problem. Observations
+        and frames are not read."""
+        self.actions()
+        self.keys()
+
     def load(self, frames: bool = False) -> EpisodeData:
-        """Every array of the episode (frames only when asked: they are the bulk)."""
+        """Every array of the episode (frames only when asked: they are the bulk). Actions are
+        checked against the action space (EpisodeError naming the first bad step)."""
         s = self.summary
         scalars = self.scalars()
-        infos = {name: ds[()] for name, ds in _walk(self._f["infos"])} if "infos" in self._f else {}
-        present = self._f.get("info_present")
-        info_present = {name: ds[()].astype(bool) for name, ds in _walk(present)} if present else {}
-        keys_ds = self._f.get("keys")
-        keys = (
-            [json.loads(k.decode("utf-8") if isinstance(k, bytes) else k) for k in keys_ds[()]]
-            if keys_ds is not None
-            else [[] for _ in range(s.length)]
-        )
+        infos = {name: self._whole(f"infos/{name}") for name in self._group("infos")}
+        info_present = {
+            name: self._whole(f"info_present/{name}").astype(bool)
+            for name in self._group("info_present")
+        }
+        keys = self.keys()
+        actions = self.actions()
         return EpisodeData(
             summary=s,
             observations=self._leaf_read("observations", s.observation_space, slice(None)),
-            actions=self._leaf_read("actions", s.action_space, slice(None)),
+            actions=actions,
             rewards=scalars.rewards,
             terminations=scalars.terminations,
             truncations=scalars.truncations,
-            timestamps=self._f["timestamps"][()],
+            timestamps=self._whole("timestamps"),
             infos=infos,
             info_present=info_present,
             keys=keys,
-            frames=self._frames_ds[()] if frames and self.has_frames else None,
+            frames=self._whole("frames") if frames and self.has_frames else None,
         )
 
     # ---- lifecycle -------------------------------------------------------------------------
@@ -401,12 +403,31 @@ class EpisodeFile:
 
 
 def _walk(group: h5py.Group, prefix: str = "") -> Iterator[tuple[str, h5py.Dataset]]:
+    """Every dataset under ``group`` (for files this process writes; read others through
+    :class:`EpisodeFile`, which never follows a link out of the file)."""
     for key, obj in group.items():
         name = f"{prefix}{key}"
         if isinstance(obj, h5py.Dataset):
             yield name, obj
         elif isinstance(obj, h5py.Group):
             yield from _walk(obj, name + "/")
+
+
+def _json_cell(value: Any) -> Any:
+    text = value.decode("utf-8") if isinstance(value, bytes) else value
+    if isinstance(text, str) and json_depth(text) <= MAX_JSON_DEPTH:
+        try:
+            return json.loads(text)
+        except (ValueError, RecursionError):
+            pass
+    return text
+
+
+def _key_list(raw: Any) -> list[str]:
+    value = _json_cell(raw)
+    if not isinstance(value, list) or not all(isinstance(k, str) for k in value):
+        raise ValueError(f"expected a JSON list of key names, got {str(raw)[:60]!r}")
+    return value
 
 
 def open_episode(path: str | os.PathLike) -> EpisodeFile:

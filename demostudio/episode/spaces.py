@@ -40,10 +40,29 @@ def _encode_bound(arr: np.ndarray) -> Any:
     return [_encode_number(v) for v in flat.tolist()]
 
 
-def _decode_bound(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> np.ndarray:
+MAX_LEAF_ELEMENTS = 1 << 24
+"""Most numbers one value of a space may have (an Atari frame has 100,800)."""
+_NUMERIC_KINDS = "biuf"
+
+
+def _decode_bound(value: Any, shape: tuple[int, ...], dtype: np.dtype) -> Any:
+    """A Box bound: a list gives an array of ``shape``, a scalar stays a scalar (Box fills)."""
     if isinstance(value, list):
         return np.array([float(v) for v in value], dtype=np.float64).reshape(shape).astype(dtype)
-    return np.full(shape, float(value), dtype=np.float64).astype(dtype)
+    return dtype.type(float(value)) if dtype.kind == "f" else float(value)
+
+
+def _checked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
+    if any(d < 0 for d in shape) or math.prod(shape) > MAX_LEAF_ELEMENTS:
+        raise ValueError(f"expected a shape of at most {MAX_LEAF_ELEMENTS} values, got {shape}")
+    return shape
+
+
+def _numeric_dtype(text: Any) -> np.dtype:
+    dtype = np.dtype(str(text))
+    if dtype.kind not in _NUMERIC_KINDS or dtype.itemsize > 16:
+        raise ValueError(f"expected a numeric dtype, got {dtype}")
+    return dtype
 
 
 def space_to_json(space: spaces.Space) -> dict[str, Any]:
@@ -100,21 +119,25 @@ def space_from_json(data: Any) -> spaces.Space:
     kind = data["type"]
     try:
         if kind == "Box":
-            shape = tuple(int(v) for v in data["shape"])
-            dtype = np.dtype(data["dtype"])
+            shape = _checked_shape(tuple(int(v) for v in data["shape"]))
+            dtype = _numeric_dtype(data["dtype"])
             low = _decode_bound(data["low"], shape, dtype)
             high = _decode_bound(data["high"], shape, dtype)
             return spaces.Box(low=low, high=high, shape=shape, dtype=dtype)
         if kind == "Discrete":
             return spaces.Discrete(int(data["n"]), start=int(data.get("start", 0)))
         if kind == "MultiDiscrete":
+            nvec = np.array(data["nvec"], dtype=np.int64)
+            _checked_shape(nvec.shape)
             return spaces.MultiDiscrete(
-                np.array(data["nvec"]),
-                dtype=np.dtype(data.get("dtype", "<i8")),
-                start=np.array(data["start"]) if "start" in data else None,
+                nvec,
+                dtype=_numeric_dtype(data.get("dtype", "<i8")),
+                start=np.array(data["start"], dtype=np.int64) if "start" in data else None,
             )
         if kind == "MultiBinary":
-            return spaces.MultiBinary(data["n"])
+            n = data["n"]
+            _checked_shape(tuple(n) if isinstance(n, list) else (int(n),))
+            return spaces.MultiBinary(n)
         if kind == "Text":
             return spaces.Text(
                 max_length=int(data["max_length"]),
@@ -125,8 +148,8 @@ def space_from_json(data: Any) -> spaces.Space:
             return spaces.Dict({k: space_from_json(v) for k, v in data["spaces"].items()})
         if kind == "Tuple":
             return spaces.Tuple([space_from_json(v) for v in data["spaces"]])
-    except (KeyError, TypeError) as exc:
-        raise ValueError(f"malformed {kind} space description: missing or bad {exc}") from exc
+    except (KeyError, TypeError, AttributeError, OverflowError, AssertionError) as exc:
+        raise ValueError(f"malformed {kind} space description: missing or bad {exc}") from None
     raise ValueError(
         f"expected space type Box, Discrete, MultiDiscrete, MultiBinary, Text, Dict or Tuple, "
         f"got {kind!r}"
@@ -196,3 +219,46 @@ def index_nested(value: Any, index: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(index_nested(v, index) for v in value)
     return value[index]
+
+
+def first_outside(space: spaces.Space, values: Any) -> tuple[int, tuple[str, ...], str, Any] | None:
+    """The first of a batch of ``values`` ([T, ...] per leaf, as read) outside ``space``:
+    (step, leaf path, what was expected, the value), or None when all are inside. Discrete,
+    MultiDiscrete and MultiBinary leaves are checked (Box actions may be clipped by the env)."""
+    for leaf, sub in _leaf_spaces(space):
+        arr = np.asarray(index_path(values, leaf.path))
+        if isinstance(sub, spaces.Discrete):
+            low, high = int(sub.start), int(sub.start) + int(sub.n) - 1
+            expected = f"{sub} ({low}..{high})"
+        elif isinstance(sub, spaces.MultiDiscrete):
+            low, high = sub.start, sub.start + sub.nvec - 1
+            expected = f"{sub} (from {low.tolist()} to {high.tolist()})"
+        elif isinstance(sub, spaces.MultiBinary):
+            low, high, expected = 0, 1, f"{sub} (0 or 1)"
+        else:
+            continue
+        if arr.ndim == 0 or arr.dtype.kind not in "biuf":
+            continue
+        bad = ~((arr >= low) & (arr <= high) & (arr == np.floor(arr)))
+        if bad.ndim > 1:
+            bad = bad.reshape(bad.shape[0], -1).any(axis=1)
+        if bad.any():
+            step = int(np.argmax(bad))
+            return step, leaf.path, expected, arr[step].tolist()
+    return None
+
+
+def _leaf_spaces(space: spaces.Space, prefix: tuple[str, ...] = ()) -> list:
+    """(leaf, the space of that leaf) pairs in :func:`leaves` order."""
+    if isinstance(space, spaces.Dict):
+        return [x for k, s in space.spaces.items() for x in _leaf_spaces(s, (*prefix, k))]
+    if isinstance(space, spaces.Tuple):
+        return [x for i, s in enumerate(space.spaces) for x in _leaf_spaces(s, (*prefix, str(i)))]
+    return [(leaf, space) for leaf in leaves(space, prefix)]
+
+
+def index_path(value: Any, path: tuple[str, ...]) -> Any:
+    """The leaf at ``path`` (Dict keys / Tuple indices) of a nested value."""
+    for key in path:
+        value = value[int(key)] if isinstance(value, tuple) else value[key]
+    return value

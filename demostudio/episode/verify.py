@@ -104,6 +104,10 @@ def verify_episode(
             env = remake_env(s.attrs, render_mode="rgb_array" if compare_frames else None)
         except UnknownEnvError as exc:
             raise EpisodeError(path, "env_id", str(exc)) from None
+        except (TypeError, ValueError) as exc:  # e.g. env_kwargs the env does not take
+            raise EpisodeError(
+                path, "env_kwargs", f"expected arguments the env takes, got an error ({exc})"
+            ) from None
         try:
             obs, _ = env.reset(seed=int(s.seed), options=s.attrs.get("reset_options"))
             obs, ended = replay_prefix(env, ep, obs)  # a trimmed file: the steps before it

@@ -141,3 +141,12 @@ def test_missing_path_is_a_clear_error(tmp_path, capsys):
         open_episode(tmp_path / "nope.h5")
     assert main(["ls", str(tmp_path / "nope")]) == 2
     assert "nope: no such episode file or folder" in capsys.readouterr().err
+
+
+def test_info_on_a_folder_and_recover_of_a_missing_path(tmp_path, capsys):
+    assert main(["info", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == f"demostudio: error: {tmp_path}: expected an episode file, got a folder"
+    assert main(["recover", str(tmp_path / "nope")]) == 2
+    err = capsys.readouterr().err
+    assert "nope: no such .partial file or folder" in err and "crashed" not in err

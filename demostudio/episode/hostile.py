@@ -1,0 +1,365 @@
+"""Reading episode files as hostile input: the checks every reader goes through.
+
+A file is looked at before HDF5 reads anything in it that could hang or allocate without bound
+(a global heap collection HDF5 would walk forever); its links are looked at before anything is
+opened through them (only plain hard links inside the file: an external or soft link is never
+followed); datasets must keep their data in this file (no external raw storage, no virtual
+dataset), use no filter but gzip, and declare no more than their stored chunks hold, so a small
+file cannot make a reader allocate gigabytes; declared shapes are checked against the schema and
+the episode length before any array is read; rows stored one gzip chunk each are inflated with
+their size bounded. Every failure is one :class:`EpisodeError` naming the file and the field.
+"""
+
+from __future__ import annotations
+
+import math
+import mmap
+import os
+import stat
+import zlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import h5py
+import numpy as np
+from gymnasium import spaces as gym_spaces
+
+from .schema import LENGTH_OFFSETS, REQUIRED_DATASETS, EpisodeError
+from .spaces import leaves
+
+MAX_DEPTH = 16
+"""Deepest group nesting accepted (hard-linked group cycles end here)."""
+MAX_OBJECTS = 100_000
+"""Most datasets and groups accepted in one file."""
+MAX_CHUNK_BYTES = 64 * 1024 * 1024
+"""Largest chunk accepted (a frame is 100 KB; a whole block of small rows 64 KB)."""
+UNSTORED_BYTES = 128 * 1024 * 1024
+"""Declared bytes a file may have beyond its stored chunks (fill values of late info keys)."""
+ALLOWED_FILTERS = {h5py.h5z.FILTER_DEFLATE: "gzip"}
+READ_ERRORS = (OSError, RuntimeError, KeyError, ValueError, TypeError, IndexError, OverflowError)
+"""What h5py raises for a damaged file."""
+
+
+def short_error(exc: BaseException) -> str:
+    """An h5py / json error as one short line."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:200]
+
+
+def describe_link(link: Any) -> str:
+    if isinstance(link, h5py.SoftLink):
+        return f"a soft link to {link.path!r}"
+    if isinstance(link, h5py.ExternalLink):
+        return f"an external link to {link.filename}:{link.path}"
+    return f"a {type(link).__name__}"
+
+
+def checked_datasets(f: h5py.File, path: object) -> dict[str, h5py.Dataset]:
+    """Every dataset of ``f`` by name ("infos/a/b"), after checking every link and storage.
+
+    Only plain hard links to groups and datasets are accepted (never an external or soft link,
+    which are not followed), datasets must store their data in this file (no external raw
+    storage, no virtual dataset), use no filter but gzip, and declare no more than their
+    stored chunks hold. Raises ``error(path, name, message)``."""
+    out: dict[str, h5py.Dataset] = {}
+    stack: list[tuple[str, h5py.Group, int]] = [("", f, 0)]
+    unstored = 0
+    while stack:
+        prefix, group, depth = stack.pop()
+        try:
+            keys = list(group.keys())
+        except READ_ERRORS as exc:
+            raise EpisodeError(path, prefix.rstrip("/") or None, damaged(exc)) from None
+        for key in keys:
+            name = f"{prefix}{key}"
+            try:
+                obj = _hard_linked(group, key, path, name)
+                if len(out) + len(stack) > MAX_OBJECTS:
+                    raise EpisodeError(
+                        path, name, f"expected at most {MAX_OBJECTS} datasets and groups"
+                    )
+                if isinstance(obj, h5py.Group):
+                    if depth + 1 > MAX_DEPTH:
+                        raise EpisodeError(
+                            path, name, f"expected groups nested at most {MAX_DEPTH} deep"
+                        )
+                    stack.append((name + "/", obj, depth + 1))
+                    continue
+                unstored += _check_storage(obj, path, name)
+            except EpisodeError:
+                raise
+            except READ_ERRORS as exc:
+                raise EpisodeError(path, name, damaged(exc)) from None
+            if unstored > UNSTORED_BYTES:
+                raise EpisodeError(
+                    path,
+                    name,
+                    f"expected datasets that store their data, got shape {obj.shape} "
+                    "declared without it (a file declaring more than it holds)",
+                )
+            out[name] = obj
+    return dict(sorted(out.items()))
+
+
+def damaged(exc: BaseException) -> str:
+    """What an h5py error on reading means to a user, in one line."""
+    return f"expected readable data, the file is damaged ({short_error(exc)})"
+
+
+def _hard_linked(group: h5py.Group, key: str, path: object, name: str) -> Any:
+    """The group or dataset ``key`` of ``group``, opened only if it is a plain hard link."""
+    link = group.get(key, getlink=True)
+    if not isinstance(link, h5py.HardLink):
+        raise EpisodeError(
+            path,
+            name,
+            f"expected a dataset or group stored in this file, got {describe_link(link)}",
+        )
+    obj = group[key]
+    if not isinstance(obj, (h5py.Group, h5py.Dataset)):
+        raise EpisodeError(path, name, f"expected a dataset or group, got a {type(obj).__name__}")
+    return obj
+
+
+def _check_storage(ds: h5py.Dataset, path: object, name: str) -> int:
+    """Check where and how ``ds`` stores its data; the declared bytes it does not store."""
+    dcpl = ds.id.get_create_plist()
+    if ds.is_virtual:
+        raise EpisodeError(path, name, "expected data stored in this file, got a virtual dataset")
+    if dcpl.get_external_count():
+        target = dcpl.get_external(0)[0].decode("utf-8", "replace")
+        raise EpisodeError(
+            path, name, f"expected data stored in this file, got data kept in {target}"
+        )
+    for i in range(dcpl.get_nfilters()):
+        code = dcpl.get_filter(i)[0]
+        if code not in ALLOWED_FILTERS:
+            raise EpisodeError(
+                path, name, f"expected no compression or gzip, got HDF5 filter {code}"
+            )
+    kind = ds.dtype.kind
+    if kind not in "biuf" and h5py.check_string_dtype(ds.dtype) is None:
+        raise EpisodeError(path, name, f"expected numbers, booleans or text, got dtype {ds.dtype}")
+    shape = ds.shape or ()
+    row = ds.dtype.itemsize
+    declared = math.prod(shape) * row
+    if ds.chunks is None:
+        stored = ds.id.get_storage_size()
+        return max(0, declared - stored)
+    chunk_bytes = math.prod(ds.chunks) * row
+    if chunk_bytes > MAX_CHUNK_BYTES:
+        raise EpisodeError(
+            path, name, f"expected chunks of at most {MAX_CHUNK_BYTES} bytes, got {ds.chunks}"
+        )
+    chunks = ds.id.get_num_chunks()
+    return max(0, declared - chunks * chunk_bytes)
+
+
+def read_rows(ds: h5py.Dataset, index: Any) -> np.ndarray:
+    """``ds[index]``, reading a dataset stored one gzip chunk per row a row at a time with the
+    inflated size bounded by the row's size (no gzip bomb); others through h5py."""
+    shape = ds.shape
+    one_row = (
+        ds.chunks is not None
+        and len(shape) >= 1
+        and ds.chunks == (1, *shape[1:])
+        and ds.compression == "gzip"
+        and not ds.shuffle
+        and ds.dtype.kind in "biuf"
+    )
+    if not one_row:
+        return ds[index]
+    if isinstance(index, (int, np.integer)):
+        return _inflate_row(ds, int(index))
+    rows = range(*index.indices(shape[0])) if isinstance(index, slice) else None
+    if rows is None:
+        return ds[index]
+    out = np.empty((len(rows), *shape[1:]), ds.dtype)
+    for j, i in enumerate(rows):
+        out[j] = _inflate_row(ds, i)
+    return out
+
+
+def _inflate_row(ds: h5py.Dataset, i: int) -> np.ndarray:
+    row_shape = ds.shape[1:]
+    size = math.prod(row_shape) * ds.dtype.itemsize
+    coord = (i,) + (0,) * len(row_shape)
+    stored = ds.id.get_chunk_info_by_coord(coord)
+    if stored.byte_offset is None:
+        return ds[i]  # an unstored row (fill value)
+    # deflate never grows data by more than 5 bytes per 16 KB block plus a few header bytes
+    if stored.size > size + size // 1000 + 1024 or stored.size > ds.file.id.get_filesize():
+        raise ValueError(f"row {i}: stored in {stored.size} bytes, more than a row can take")
+    mask, raw = ds.id.read_direct_chunk(coord)
+    if mask != 0:
+        return ds[i]
+    inflater = zlib.decompressobj()
+    data = inflater.decompress(raw, size)
+    if len(data) != size or inflater.unconsumed_tail:
+        raise ValueError(f"row {i}: expected {size} bytes once inflated, got another amount")
+    return np.frombuffer(data, ds.dtype).reshape(row_shape)
+
+
+GLOBAL_HEAP = b"GCOL"
+_HEAP_OBJECT_HEADER = 16  # index (2), references (2), reserved (4), size (8)
+
+
+def looping_global_heap(path: object) -> int | None:
+    """The offset of a global heap collection (where HDF5 keeps variable-length strings)
+    whose object list never ends, or None. HDF5 reads such a collection forever (an object of
+    size 0 does not move its cursor), so files are checked for them before HDF5 opens them."""
+    with open(path, "rb") as fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size < 16:
+            return None
+        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
+            pos = m.find(GLOBAL_HEAP)
+            while pos >= 0:
+                if _heap_loops(m, pos, size):
+                    return pos
+                pos = m.find(GLOBAL_HEAP, pos + 4)
+    return None
+
+
+def _heap_loops(m: mmap.mmap, pos: int, file_size: int) -> bool:
+    """Walk the objects of the collection at ``pos`` as HDF5 does; True if it never ends."""
+    if pos + 16 > file_size or m[pos + 4] != 1:
+        return False  # not a collection (or one HDF5 refuses by itself)
+    total = int.from_bytes(m[pos + 8 : pos + 16], "little")
+    end = pos + total
+    if total < 16 or end > file_size:
+        return False  # HDF5 fails to read it, cleanly
+    p = pos + 16
+    while p < end:
+        if p + _HEAP_OBJECT_HEADER > end:
+            return False
+        index = int.from_bytes(m[p : p + 2], "little")
+        length = int.from_bytes(m[p + 8 : p + 16], "little")
+        need = length if index == 0 else _HEAP_OBJECT_HEADER + (length + 7) // 8 * 8
+        if need == 0 or need >= 1 << 63:
+            return True  # the cursor stays put, or wraps around
+        p += need
+    return False
+
+
+def _kind(dtype: np.dtype) -> str:
+    """A dtype's family: "text", "bool", "int" or "float"."""
+    if h5py.check_string_dtype(dtype) is not None:
+        return "text"
+    return {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(dtype.kind, dtype.str)
+
+
+# The dtype families each top-level dataset may have (others: any the storage check accepts).
+_DATASET_KINDS = {
+    "rewards": ("float", "int"),
+    "terminations": ("bool", "int"),
+    "truncations": ("bool", "int"),
+    "timestamps": ("float", "int"),
+    "keys": ("text",),
+}
+MAX_FRAME_SIDE = 16384
+
+
+@contextmanager
+def guard(path: Path, field: str | None) -> Iterator[None]:
+    """Turn what h5py raises for a damaged file into one EpisodeError naming ``field``."""
+    try:
+        yield
+    except EpisodeError:
+        raise
+    except (*READ_ERRORS, UnicodeDecodeError, zlib.error) as exc:
+        raise EpisodeError(path, field, damaged(exc)) from None
+
+
+def open_h5(path: Path, mode: str) -> h5py.File:
+    """The HDF5 file at ``path``, once it is known to be a regular file HDF5 can read."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        raise EpisodeError(path, None, "no such file") from None
+    except OSError as exc:
+        raise EpisodeError(path, None, f"cannot read it ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise EpisodeError(path, None, "expected an episode file, got a folder")
+    if not stat.S_ISREG(st.st_mode):
+        raise EpisodeError(
+            path, None, "expected an episode file, got a special file (FIFO, device)"
+        )
+    try:
+        heap = looping_global_heap(path)
+    except OSError as exc:
+        raise EpisodeError(path, None, f"cannot read it ({exc.strerror or exc})") from None
+    if heap is not None:
+        raise EpisodeError(
+            path, None, f"expected readable HDF5, the global heap at byte {heap} is damaged"
+        )
+    try:
+        return h5py.File(path, mode)
+    except OSError as exc:
+        detail = short_error(exc)
+        if "signature" in detail or "truncated" in detail.lower() or "eof" in detail.lower():
+            detail = "not HDF5, or truncated"
+        raise EpisodeError(
+            path, None, f"expected an HDF5 episode file, cannot open it ({detail})"
+        ) from None
+
+
+def check_declared(
+    path: Path,
+    length: int,
+    observation_space: gym_spaces.Space,
+    action_space: gym_spaces.Space,
+    ds: dict[str, h5py.Dataset],
+) -> None:
+    """Every dataset the schema knows has its length (relative to T), value shape and
+    dtype family; nothing is read."""
+    n = length
+    groups = {name.split("/")[0] for name in ds}
+    for name in REQUIRED_DATASETS:
+        if name not in ds and name not in groups:
+            raise EpisodeError(path, name, "expected this dataset, it is missing")
+    for name, d in ds.items():
+        offset = LENGTH_OFFSETS.get(name.split("/")[0])
+        if offset is None:
+            continue
+        if d.shape[:1] != (n + offset,):
+            got = d.shape[0] if d.shape else "a scalar"
+            raise EpisodeError(path, name, f"expected length {n + offset} (T = {n}), got {got}")
+        wanted = _DATASET_KINDS.get(name)
+        if wanted and _kind(d.dtype) not in wanted:
+            raise EpisodeError(path, name, f"expected {' or '.join(wanted)} values, got {d.dtype}")
+    for group, space in (("observations", observation_space), ("actions", action_space)):
+        for leaf in leaves(space):
+            name = "/".join((group, *leaf.path))
+            d = ds.get(name)
+            if d is None:
+                raise EpisodeError(
+                    path,
+                    name,
+                    f"expected a dataset for this part of the {group[:-1]} space",
+                )
+            want = "text" if leaf.is_text else _kind(np.dtype(leaf.dtype))
+            if not leaf.is_text and tuple(d.shape[1:]) != leaf.shape:
+                raise EpisodeError(
+                    path,
+                    name,
+                    f"expected values of shape {leaf.shape}, got {tuple(d.shape[1:])}",
+                )
+            got = _kind(d.dtype)
+            if got != want and not (want == "float" and got == "int"):
+                raise EpisodeError(path, name, f"expected {want} values, got {d.dtype}")
+    frames = ds.get("frames")
+    if frames is not None and (
+        frames.ndim != 4
+        or frames.shape[3] != 3
+        or frames.dtype != np.uint8
+        or max(frames.shape[1:3]) > MAX_FRAME_SIDE
+    ):
+        raise EpisodeError(
+            path,
+            "frames",
+            f"expected (T+1, H, W, 3) uint8 with sides <= {MAX_FRAME_SIDE}, "
+            f"got {frames.shape} {frames.dtype}",
+        )
