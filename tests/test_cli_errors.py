@@ -98,9 +98,6 @@ EXPLICIT: dict[str, list[str]] = {
     "trim": [f"trim {MISSING}", "trim {demo} --start 400 --end 100 --out {tmp}/t.h5"],
     "quality": [f"quality {MISSING}"],
 }
-# Cases another helper fixes in the same issue (messages of recover and info); they pass
-# once those land.
-PENDING = {f"recover {MISSING}": "recover's message (helper hostile)", "info {tmp}": "info DIR"}
 
 
 @pytest.fixture(scope="module")
@@ -121,8 +118,7 @@ def _cases() -> list[list[str]]:
 
 
 def _param(value, text: str):
-    marks = [pytest.mark.xfail(reason=PENDING[text])] if text in PENDING else []
-    return pytest.param(value, marks=marks, id=text)
+    return pytest.param(value, id=text)
 
 
 # Commands that report on many files: a bad file is a line of the report (stdout), and the

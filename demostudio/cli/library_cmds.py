@@ -160,9 +160,13 @@ def cmd_verify(args: argparse.Namespace) -> int:
             try:
                 result = verify_episode(path, frames=not args.no_frames, progress=progress)
             except EpisodeError as exc:  # this file cannot be verified; the others still are
-                print(f"demostudio: error: {exc}", file=sys.stderr)
-                errors += 1
-                continue
+                error = exc
+            else:
+                error = None
+        if error is not None:  # after the bar is gone, so the error starts its own line
+            print(f"demostudio: error: {error}", file=sys.stderr)
+            errors += 1
+            continue
         print(result.describe())
         failed += not result.ok
     return 2 if errors else (1 if failed else 0)
