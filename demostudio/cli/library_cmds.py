@@ -56,6 +56,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         "player",
         "length",
         "return",
+        "human",
+        "takeovers",
         "end",
         "recorded",
         "size",
@@ -72,6 +74,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
                     name,
                     "BAD FILE" if not e.partial else "PARTIAL",
                     e.error or "",
+                    "",
+                    "",
                     "",
                     "",
                     "",
@@ -94,6 +98,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 s.player or "-",
                 str(s.length),
                 f"{s.total_return:.2f}",
+                f"{s.human_share:.0%}",
+                str(s.takeovers),
                 end,
                 _when(s.recorded_at),
                 _size(s.size_bytes),
@@ -109,6 +115,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     with open_episode(args.file) as ep:
         print(f"file: {ep.path} ({_size(ep.summary.size_bytes)})")
+        s = ep.summary
+        print(
+            f"who acted: {s.human_share:.0%} of steps by a person, {s.takeovers} takeover(s) "
+            f"({', '.join(ep.actors.names)})"
+        )
         print("\nmetadata:")
         for key in sorted(ep.attrs):
             value = ep.attrs[key]

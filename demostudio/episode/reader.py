@@ -16,6 +16,7 @@ import numpy as np
 from gymnasium import spaces as gym_spaces
 
 from . import _h5
+from .actors import Actors, human_share, read_actors, takeovers
 from .schema import (
     FORMAT_NAME,
     LENGTH_OFFSETS,
@@ -55,6 +56,10 @@ class EpisodeSummary:
     action_meanings: tuple[str, ...] | None
     attrs: dict[str, Any] = field(repr=False)
     """Every root attribute, JSON-decoded."""
+    human_share: float = 0.0
+    """Share of the steps a person took (see :mod:`demostudio.episode.actors`)."""
+    takeovers: int = 0
+    """How many times a person took over from an agent."""
 
 
 @dataclass(frozen=True)
@@ -82,6 +87,10 @@ class EpisodeData:
     """The key names held at each of the T steps (empty lists when not recorded)."""
     frames: np.ndarray | None
     """[T+1, H, W, 3] uint8 when loaded with ``frames=True`` and the file has them."""
+    actors: np.ndarray
+    """[T] uint8: who took each step, an index into ``actor_names``."""
+    actor_names: list[str]
+    """``person:<player>``, ``policy:<name>``, ... (version-1 files: the controller)."""
 
     def __len__(self) -> int:
         return int(self.rewards.shape[0])
@@ -203,6 +212,7 @@ class EpisodeFile:
             size = self.path.stat().st_size
         except OSError:
             size = 0
+        self._actors = read_actors(self.path, self._f, a, length)
         return EpisodeSummary(
             path=self.path,
             env_id=str(a["env_id"]),
@@ -224,6 +234,8 @@ class EpisodeFile:
             action_space=spaces["action_space"],
             action_meanings=tuple(meanings) if meanings else None,
             attrs=a,
+            human_share=human_share(*self._actors),
+            takeovers=takeovers(*self._actors),
         )
 
     @property
@@ -237,6 +249,11 @@ class EpisodeFile:
 
     def __len__(self) -> int:
         return self.summary.length
+
+    @property
+    def actors(self) -> Actors:
+        """Who took each step (checked when the file was opened)."""
+        return self._actors
 
     @property
     def has_frames(self) -> bool:
@@ -386,6 +403,8 @@ class EpisodeFile:
             info_present=info_present,
             keys=keys,
             frames=self._frames_ds[()] if frames and self.has_frames else None,
+            actors=self._actors.actors,
+            actor_names=list(self._actors.names),
         )
 
     # ---- lifecycle -------------------------------------------------------------------------

@@ -26,6 +26,7 @@ import numpy as np
 from gymnasium import spaces as gym_spaces
 
 from . import _h5
+from .actors import MAX_ACTORS, default_actor
 from .schema import FORMAT_NAME, PARTIAL_SUFFIX, SCHEMA_VERSION, SUFFIX, EpisodeError
 from .spaces import Leaf, flatten_value, leaves, space_to_json
 
@@ -251,6 +252,11 @@ class EpisodeWriter:
         self._obs_leaves = leaves(observation_space)
         self._act_leaves = leaves(action_space)
         self._attrs = dict(attrs or {})
+        self._attrs.pop("actor_names", None)  # the writer's own: see set_actor
+        self._actor_names = [
+            default_actor(str(self._attrs.get("controller", "")), self._attrs.get("player"))
+        ]
+        self._actor = 0
         self._queue: queue.Queue = queue.Queue(maxsize=queue_size)
         self._error: BaseException | None = None
         self._closed = False
@@ -277,6 +283,7 @@ class EpisodeWriter:
             "notes": "",
             "recovered": False,
             "flushed_steps": 0,
+            "actor_names": self._actor_names,
         }
         _h5.write_attrs(self._file, {**base, **self._attrs})
         self._thread = threading.Thread(
@@ -327,8 +334,34 @@ class EpisodeWriter:
             _copy(frame),
             _now(timestamp),
             json.dumps(list(keys)),
+            self._actor,
         )
         self._put(item)
+
+    def set_actor(self, name: str) -> None:
+        """The steps after this call were taken by ``name`` (``"person:<player>"``,
+        ``"policy:<name>"``) until it is called again; the default is the controller."""
+        if not isinstance(name, str) or not name:
+            raise ValueError(f"expected an actor name like 'person:ann', got {name!r}")
+        if name not in self._actor_names:
+            if len(self._actor_names) >= MAX_ACTORS:
+                raise ValueError(
+                    f"{self.path}: expected at most {MAX_ACTORS} actors in one episode, "
+                    f"got a new one: {name!r}"
+                )
+            self._actor_names.append(name)
+            self._put(("attrs", {"actor_names": list(self._actor_names)}))
+        self._actor = self._actor_names.index(name)
+
+    @property
+    def actor(self) -> str:
+        """Who takes the next step."""
+        return self._actor_names[self._actor]
+
+    @property
+    def default_actor(self) -> str:
+        """The controller's actor name (index 0 of ``actor_names``)."""
+        return self._actor_names[0]
 
     def set_attrs(self, **attrs: Any) -> None:
         """Set root attributes (written by the writer thread, in order with the steps)."""
@@ -482,6 +515,7 @@ class EpisodeWriter:
         self._truncs = _Column(f, "truncations", (), np.dtype(bool))
         self._times = _Column(f, "timestamps", (), np.dtype(np.float64))
         self._keys = _Column(f, "keys", (), _h5.TEXT)
+        self._actors = _Column(f, "actors", (), np.dtype(np.uint8))
         self._reset_done = False
 
     def _leaf_columns(self, group: str, specs: list[Leaf]) -> list[_Column]:
@@ -519,7 +553,7 @@ class EpisodeWriter:
             self._times.append(ts)
             self._reset_done = True
         else:
-            _, act, obs, rew, term, trunc, info, frame, ts, keys = item
+            _, act, obs, rew, term, trunc, info, frame, ts, keys, actor = item
             if self._act_cols is None:
                 self._act_cols = self._leaf_columns("actions", self._act_leaves)
             for col, v in zip(self._act_cols, act):
@@ -536,6 +570,7 @@ class EpisodeWriter:
             self._infos.append(info or {})
             self._times.append(ts)
             self._keys.append(keys)
+            self._actors.append(actor)
             self._steps_done += 1
 
     def _unlink_observations(self) -> None:
@@ -549,7 +584,7 @@ class EpisodeWriter:
             self._obs_cols[0].append(self._frames.dset[i])
 
     def _all_columns(self) -> list[_Column]:
-        cols = [self._rewards, self._terms, self._truncs, self._times, self._keys]
+        cols = [self._rewards, self._terms, self._truncs, self._times, self._keys, self._actors]
         cols += self._obs_cols or []
         cols += self._act_cols or []
         if self._frames is not None:
