@@ -7,6 +7,7 @@ import json
 from datetime import datetime
 from pathlib import Path
 
+from demostudio.cli import CommandError
 from demostudio.episode import (
     compact_episode,
     describe_datasets,
@@ -186,8 +187,24 @@ def cmd_recover(args: argparse.Namespace) -> int:
     return 1 if unusable else 0
 
 
+def _is_path(value: str) -> bool:
+    """A value of ``--add``/``--remove`` that is an episode path rather than a tag."""
+    return value.endswith(".h5") or "/" in value
+
+
 def cmd_tag(args: argparse.Namespace) -> int:
-    for path in find_episodes(args.files):
+    # ``tag --add bad FILE`` works like ``tag FILE --add bad``: --add and --remove take any
+    # number of tags, so paths given after them end up among their values.
+    files = list(args.files)
+    for name in ("add", "remove"):
+        values = getattr(args, name)
+        files += [Path(v) for v in values if _is_path(v)]
+        setattr(args, name, [v for v in values if not _is_path(v)])
+    if not files:
+        raise CommandError(
+            "expected episode files or folders to tag (paths end in .h5 or contain a /), got none"
+        )
+    for path in find_episodes(files):
         with open_episode(path) as ep:
             tags = set(ep.summary.tags)
         tags |= set(args.add)
@@ -203,7 +220,10 @@ def cmd_compact(args: argparse.Namespace) -> int:
         r = compact_episode(path, level=args.level)
         total_before += r.bytes_before
         total_after += r.bytes_after
-        print(f"{path}: {_size(r.bytes_before)} -> {_size(r.bytes_after)}")
+        if r.skipped:
+            print(f"{path}: {r.skipped}, skipped")
+        else:
+            print(f"{path}: {_size(r.bytes_before)} -> {_size(r.bytes_after)}")
     if total_before:
         print(
             f"\ntotal {_size(total_before)} -> {_size(total_after)} "
@@ -253,7 +273,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_compact)
 
     p = subparsers.add_parser("tag", help="add or remove tags (and set notes) of episodes")
-    p.add_argument("files", nargs="+", type=Path)
+    p.add_argument(
+        "files", nargs="*", type=Path, help="episode files or folders (before or after the tags)"
+    )
     p.add_argument("--add", nargs="*", default=[], help="tags to add, e.g. good")
     p.add_argument("--remove", nargs="*", default=[], help="tags to remove")
     p.add_argument("--notes", default=None, help="replace the notes")
