@@ -20,7 +20,7 @@ import numpy as np
 
 from . import _h5
 from ._sink import EpisodeSink
-from .journal import JOURNAL_SUFFIX, JournalError, read_journal
+from .journal import JOURNAL_SUFFIX, read_journal
 from .reader import EpisodeFile, _walk
 from .schema import FORMAT_NAME, LENGTH_OFFSETS, PARTIAL_SUFFIX, SUFFIX
 from .spaces import space_from_json
@@ -127,7 +127,7 @@ def _from_journal(partial: Path, journal: Path, target: Path) -> tuple[Recovery 
         _h5.fsync_path(tmp)
         os.replace(tmp, target)
         _h5.fsync_dir(target.parent)
-    except (JournalError, OSError, ValueError, KeyError, TypeError, RecursionError) as exc:
+    except Exception as exc:  # a damaged or hostile journal: any error means "not usable"
         if sink is not None:
             try:
                 sink.close()

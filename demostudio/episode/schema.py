@@ -67,7 +67,9 @@ demonstration for exactly the person's stretches). Version-1 files are still rea
 was taken by the ``controller`` (see :mod:`demostudio.episode.actors`).
 
 While writing, datasets grow in blocks; the root attribute ``flushed_steps`` (JSON int) says
-how many steps were complete at the last flush, which is what recovery trusts.
+how many steps were complete at the last flush. Beside the ``.partial``, ``<name>.h5.journal``
+logs every step as it is written (see :mod:`demostudio.episode.journal`); recovery rebuilds
+the episode from it, and falls back to ``flushed_steps`` only for a ``.partial`` without one.
 """
 
 from __future__ import annotations

@@ -1,10 +1,13 @@
 """Crash-safe, streaming episode writer.
 
-The caller's thread only copies arrays and puts them on a bounded queue; a writer thread owns
-the HDF5 file, compresses big values (frames, image observations) one chunk each, buffers
-small ones and writes them in blocks. The file is ``<name>.h5.partial`` until :meth:`close`,
-which flushes, fsyncs and renames it to ``<name>.h5``. The queue blocks rather than drops;
-:attr:`EpisodeWriter.blocked_puts` counts how often it had to.
+The caller's thread only copies arrays and puts them on a bounded queue; a writer thread
+deflates big values (frames, image observations) once, appends each item to the journal
+(``<name>.h5.journal``, see :mod:`.journal`) and hands it to the HDF5 sink (:mod:`._sink`),
+which writes big values one chunk each and buffers small ones in blocks. The file is
+``<name>.h5.partial`` until :meth:`close`, which flushes, fsyncs and renames it to
+``<name>.h5`` and deletes the journal; after a crash, :mod:`.recover` rebuilds the episode
+from the journal. The queue blocks rather than drops; :attr:`EpisodeWriter.blocked_puts`
+counts how often it had to.
 """
 
 from __future__ import annotations

@@ -11,6 +11,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -241,3 +242,32 @@ def test_recover_reports_missing_and_leftover_files(tmp_path, capsys):
     (r,) = recover_folder(partial.parent)
     assert r.episode == partial.with_name("ep.h5") and "leftover journal" in r.reason
     assert not journal.exists()
+
+
+def test_hostile_journal_records_never_raise(tmp_path):
+    """Records with a valid checksum but damaged contents (a hostile or buggy journal): recovery
+    says what happened, never raises, and reads nothing outside the record."""
+    partial, journal, _ = _snapshot(tmp_path, 6)
+    data = journal.read_bytes()
+    rng = np.random.default_rng(2)
+    for i in range(30):
+        pos, records = len(MAGIC), []
+        while pos < len(data):
+            (length,) = struct.unpack_from("<I", data, pos)
+            records.append(bytearray(data[pos + 8 : pos + 8 + length]))
+            pos += 8 + length
+        body = records[int(rng.integers(len(records)))]
+        (header_len,) = struct.unpack_from("<I", body)
+        for _ in range(3):  # flip bytes of the JSON header (or its length) and re-checksum
+            body[int(rng.integers(0, 4 + header_len))] ^= int(rng.integers(1, 256))
+        out = bytearray(MAGIC)
+        for rec in records:
+            out += struct.pack("<II", len(rec), zlib.crc32(rec)) + rec
+        case = tmp_path / f"hostile-{i}"
+        case.mkdir()
+        (case / journal.name).write_bytes(bytes(out))
+        shutil.copyfile(partial, case / partial.name)
+        r = recover_partial(case / partial.name)
+        assert isinstance(r.reason, str) and r.steps <= 6
+        if r.episode is not None:
+            assert validate(r.episode) == []
