@@ -48,20 +48,9 @@ def person_mask(actors: np.ndarray, actor_names: list[str]) -> np.ndarray:
     return people[np.asarray(actors, dtype=np.intp)]
 
 
-def human_share(actors: np.ndarray, actor_names: list[str]) -> float:
-    """Share of the steps a person took (0.0 for an episode without steps)."""
-    if len(actors) == 0:
-        return 0.0
-    return float(np.mean(person_mask(actors, actor_names)))
-
-
-def takeovers(actors: np.ndarray, actor_names: list[str]) -> int:
-    """How many times a person took over from an agent (agent step followed by a person's)."""
-    mask = person_mask(actors, actor_names)
-    return int(np.count_nonzero(~mask[:-1] & mask[1:]))
-
-
 def _names(path: Path, attrs: dict[str, Any]) -> list[str]:
+    if "actor_names" not in attrs:
+        raise EpisodeError(path, "actor_names", "expected this attribute with `actors`, missing")
     names = attrs["actor_names"]
     if (
         not isinstance(names, list)
@@ -78,17 +67,20 @@ def _names(path: Path, attrs: dict[str, Any]) -> list[str]:
     return names
 
 
-def read_actors(path: Path, f: h5py.File, attrs: dict[str, Any], length: int) -> Actors:
-    """Who took each of the ``length`` steps of the open file ``f`` (checked, never trusted)."""
-    if "actor_names" not in attrs and "actors" not in f:  # schema version 1
-        controller = str(attrs.get("controller", ""))
-        name = default_actor(controller, attrs.get("player"))
-        return Actors(np.zeros(length, dtype=np.uint8), [name])
-    if "actor_names" not in attrs:
-        raise EpisodeError(path, "actor_names", "expected this attribute with `actors`, missing")
-    names = _names(path, attrs)
-    ds = f.get("actors", getlink=True)
-    if not isinstance(ds, h5py.HardLink) or not isinstance(f["actors"], h5py.Dataset):
+class ActorStats(NamedTuple):
+    """What the episode summary says about who acted, read in bounded pieces."""
+
+    names: list[str]
+    human_share: float
+    takeovers: int
+
+
+_PIECE = 1 << 20  # rows read at a time: memory stays bounded whatever the file declares
+
+
+def _dataset(path: Path, f: h5py.File, attrs: dict[str, Any], length: int) -> h5py.Dataset:
+    link = f.get("actors", getlink=True)
+    if not isinstance(link, h5py.HardLink) or not isinstance(f["actors"], h5py.Dataset):
         raise EpisodeError(path, "actors", "expected a dataset (T,) uint8 in this file")
     ds = f["actors"]
     if ds.dtype != np.uint8 or ds.shape != (length,):
@@ -97,13 +89,51 @@ def read_actors(path: Path, f: h5py.File, attrs: dict[str, Any], length: int) ->
             "actors",
             f"expected ({length},) uint8 (T = {length}), got {ds.shape} {ds.dtype}",
         )
-    actors = ds[()] if length else np.zeros(0, dtype=np.uint8)
-    if length and int(actors.max()) >= len(names):
-        t = int(np.argmax(actors >= len(names)))
+    return ds
+
+
+def _check_piece(path: Path, piece: np.ndarray, start: int, names: list[str]) -> None:
+    if len(piece) and int(piece.max()) >= len(names):
+        t = int(np.argmax(piece >= len(names)))
         raise EpisodeError(
             path,
             "actors",
-            f"expected indices below {len(names)} (the actor_names), got {int(actors[t])} "
-            f"at step {t}",
+            f"expected indices below {len(names)} (the actor_names), got {int(piece[t])} "
+            f"at step {start + t}",
         )
+
+
+def _version_1(attrs: dict[str, Any]) -> str:
+    return default_actor(str(attrs.get("controller", "")), attrs.get("player"))
+
+
+def actor_stats(path: Path, f: h5py.File, attrs: dict[str, Any], length: int) -> ActorStats:
+    """Check who acted in the open file ``f`` (never trusted) and summarize it."""
+    if "actor_names" not in attrs and "actors" not in f:  # schema version 1
+        name = _version_1(attrs)
+        return ActorStats([name], float(is_person(name)) if length else 0.0, 0)
+    names = _names(path, attrs)
+    ds = _dataset(path, f, attrs, length)
+    people = count = switches = 0
+    before = None  # whether the step before the current piece was a person's
+    for start in range(0, length, _PIECE):
+        piece = ds[start : start + _PIECE]
+        _check_piece(path, piece, start, names)
+        mask = person_mask(piece, names)
+        people += int(np.count_nonzero(mask))
+        count += len(mask)
+        if before is not None:
+            mask = np.concatenate([[before], mask])
+        switches += int(np.count_nonzero(~mask[:-1] & mask[1:]))
+        before = bool(mask[-1])
+    return ActorStats(names, people / count if count else 0.0, switches)
+
+
+def read_actors(path: Path, f: h5py.File, attrs: dict[str, Any], length: int) -> Actors:
+    """Who took each of the ``length`` steps of the open file ``f`` (checked, never trusted)."""
+    if "actor_names" not in attrs and "actors" not in f:  # schema version 1
+        return Actors(np.zeros(length, dtype=np.uint8), [_version_1(attrs)])
+    names = _names(path, attrs)
+    actors = _dataset(path, f, attrs, length)[()]
+    _check_piece(path, actors, 0, names)
     return Actors(actors, names)

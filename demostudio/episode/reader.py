@@ -16,7 +16,7 @@ import numpy as np
 from gymnasium import spaces as gym_spaces
 
 from . import _h5
-from .actors import Actors, human_share, read_actors, takeovers
+from .actors import Actors, actor_stats, read_actors
 from .schema import (
     FORMAT_NAME,
     LENGTH_OFFSETS,
@@ -212,7 +212,7 @@ class EpisodeFile:
             size = self.path.stat().st_size
         except OSError:
             size = 0
-        self._actors = read_actors(self.path, self._f, a, length)
+        acted = actor_stats(self.path, self._f, a, length)
         return EpisodeSummary(
             path=self.path,
             env_id=str(a["env_id"]),
@@ -234,8 +234,8 @@ class EpisodeFile:
             action_space=spaces["action_space"],
             action_meanings=tuple(meanings) if meanings else None,
             attrs=a,
-            human_share=human_share(*self._actors),
-            takeovers=takeovers(*self._actors),
+            human_share=acted.human_share,
+            takeovers=acted.takeovers,
         )
 
     @property
@@ -252,8 +252,8 @@ class EpisodeFile:
 
     @property
     def actors(self) -> Actors:
-        """Who took each step (checked when the file was opened)."""
-        return self._actors
+        """Who took each step: ``actors`` [T] uint8 indexing ``names``."""
+        return read_actors(self.path, self._f, self._attrs, self.summary.length)
 
     @property
     def has_frames(self) -> bool:
@@ -382,6 +382,7 @@ class EpisodeFile:
         """Every array of the episode (frames only when asked: they are the bulk)."""
         s = self.summary
         scalars = self.scalars()
+        acted = self.actors
         infos = {name: ds[()] for name, ds in _walk(self._f["infos"])} if "infos" in self._f else {}
         present = self._f.get("info_present")
         info_present = {name: ds[()].astype(bool) for name, ds in _walk(present)} if present else {}
@@ -403,8 +404,8 @@ class EpisodeFile:
             info_present=info_present,
             keys=keys,
             frames=self._frames_ds[()] if frames and self.has_frames else None,
-            actors=self._actors.actors,
-            actor_names=list(self._actors.names),
+            actors=acted.actors,
+            actor_names=acted.names,
         )
 
     # ---- lifecycle -------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from demostudio.episode import (
     validate,
     verify_episode,
 )
+from demostudio.episode import actors as actors_module
 
 AGENT = "policy:r2d3"
 ANN = "person:ann"
@@ -66,6 +67,14 @@ def test_round_trip_with_several_takeovers(taken_over):
     assert s.human_share == pytest.approx(35 / 80)
     assert s.takeovers == 3
     assert validate(path) == [] and verify_episode(path).ok
+
+
+@pytest.mark.parametrize("piece", [1, 7, 20, 21])
+def test_summary_reads_actors_in_pieces(taken_over, monkeypatch, piece):
+    """The summary reads ``actors`` a bounded piece at a time; take-overs across pieces count."""
+    monkeypatch.setattr(actors_module, "_PIECE", piece)
+    s = read_summary(taken_over[0])
+    assert s.human_share == pytest.approx(35 / 80) and s.takeovers == 3
 
 
 def test_actor_carries_into_the_next_episode_and_none_returns_to_the_controller(tmp_path):
