@@ -65,7 +65,9 @@ def bench(env_id: str, n_frames: int, paced_steps: int, rate: float, tmp: Path) 
     t0 = time.perf_counter()
     writer = EpisodeWriter(tmp / f"paced-{h}x{w}.h5", obs_space, act_space, attrs)
     create_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
     writer.reset(observations[0], {}, pool[0])
+    reset_s = time.perf_counter() - t0
     period = 1.0 / rate
     added = []
     next_t = time.perf_counter()
@@ -119,6 +121,7 @@ def bench(env_id: str, n_frames: int, paced_steps: int, rate: float, tmp: Path) 
             "caller_ms_max": round(_pct(added, 100), 4),
             "queue_blocked": paced_blocked,
             "create_ms": round(create_s * 1e3, 2),
+            "reset_ms": round(reset_s * 1e3, 2),
             "close_ms": round(close_s * 1e3, 1),
         },
         "unpaced": {

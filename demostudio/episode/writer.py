@@ -84,6 +84,7 @@ class EpisodeWriter:
         # Set while the caller is idle (or always, unless it says otherwise): see caller_busy.
         self._caller_idle = threading.Event()
         self._caller_idle.set()
+        self._reset_journalled = threading.Event()
         self._last: tuple[bool, bool] = (False, False)
 
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -130,6 +131,11 @@ class EpisodeWriter:
         self._started = True
         obs = _copy_leaves(self.observation_space, observation)
         self._put(("reset", obs, info, _copy(frame), _now(timestamp)))
+        # Wait (once per episode, about a millisecond) until the reset is in the journal: from
+        # then on a kill leaves an episode that recovers, with every step journalled so far.
+        while not self._reset_journalled.wait(0.05):
+            if self._error is not None or not self._thread.is_alive():
+                break
 
     def step(
         self,
@@ -308,10 +314,13 @@ class EpisodeWriter:
                     self._journal.delete()  # the episode is safe under its final name
                     return
                 if item is not None:
-                    if self._queue.qsize() < _DEFER_MAX_BACKLOG:  # never defer into a backlog
+                    # Never defer into a backlog, nor the reset (the caller waits for it).
+                    if self._queue.qsize() < _DEFER_MAX_BACKLOG and item[0] != "reset":
                         self._caller_idle.wait(MAX_DEFER_S)
                     record = self._record(item)
                     self._journal.append(record)  # first: it is what survives a crash
+                    if item[0] == "reset":
+                        self._reset_journalled.set()
                     self._sink.handle(record)
                     self._steps_done = self._sink.steps
                 if time.monotonic() - last_flush >= self.flush_interval:
