@@ -132,7 +132,8 @@ def test_kill_drill_every_kill_recovers_at_most_a_second_lost():
     assert result["seconds_lost_max"] <= 1.0, result["kills"]
     assert result["steps_taken_max"] > 0
     for kill in result["kills"]:
-        assert kill["steps_recovered"] >= kill["steps_taken"] - 256, kill  # the writer queue
+        # At most what waited in the writer's queue (256) and the item in its hands.
+        assert kill["steps_recovered"] >= kill["steps_taken"] - 257, kill
 
 
 def _snapshot(tmp_path: Path, steps: int, flush_interval: float = 60.0):
