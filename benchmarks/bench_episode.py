@@ -1,7 +1,8 @@
 """Episode store benchmark: prints JSON.
 
 For Atari-sized (210x160) and classic-control-sized (400x600) frames, taken from the real envs:
-* time the caller's thread spends per recorded step (median, p99), paced like play;
+* time the caller's thread spends per recorded step (median, p99), paced like play, and to
+  start an episode file (the .partial and its journal);
 * writer throughput when not paced, and how often the queue blocked;
 * file size as a share of raw RGB;
 * random frame read latency (median, p99) in a 20,000-frame episode, and time to open it.
@@ -60,9 +61,13 @@ def bench(env_id: str, n_frames: int, paced_steps: int, rate: float, tmp: Path) 
     }
     h, w, _ = pool[0].shape
 
-    # 1. Paced like play: time added to the caller's thread per step.
+    # 1. Paced like play: time added to the caller's thread per step (and to start a file).
+    t0 = time.perf_counter()
     writer = EpisodeWriter(tmp / f"paced-{h}x{w}.h5", obs_space, act_space, attrs)
+    create_s = time.perf_counter() - t0
+    t0 = time.perf_counter()
     writer.reset(observations[0], {}, pool[0])
+    reset_s = time.perf_counter() - t0
     period = 1.0 / rate
     added = []
     next_t = time.perf_counter()
@@ -115,6 +120,8 @@ def bench(env_id: str, n_frames: int, paced_steps: int, rate: float, tmp: Path) 
             "caller_ms_p99": round(_pct(added, 99), 4),
             "caller_ms_max": round(_pct(added, 100), 4),
             "queue_blocked": paced_blocked,
+            "create_ms": round(create_s * 1e3, 2),
+            "reset_ms": round(reset_s * 1e3, 2),
             "close_ms": round(close_s * 1e3, 1),
         },
         "unpaced": {

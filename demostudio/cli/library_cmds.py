@@ -8,6 +8,7 @@ import sys
 from datetime import datetime
 from pathlib import Path
 
+from demostudio.cli import CommandError
 from demostudio.episode import (
     EpisodeError,
     compact_episode,
@@ -58,6 +59,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
         "player",
         "length",
         "return",
+        "human",
+        "takeovers",
         "end",
         "recorded",
         "size",
@@ -74,6 +77,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
                     name,
                     "BAD FILE" if not e.partial else "PARTIAL",
                     e.error or "",
+                    "",
+                    "",
                     "",
                     "",
                     "",
@@ -96,6 +101,8 @@ def cmd_ls(args: argparse.Namespace) -> int:
                 s.player or "-",
                 str(s.length),
                 f"{s.total_return:.2f}",
+                f"{s.human_share:.0%}",
+                str(s.takeovers),
                 end,
                 _when(s.recorded_at),
                 _size(s.size_bytes),
@@ -111,6 +118,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
 def cmd_info(args: argparse.Namespace) -> int:
     with open_episode(args.file) as ep:
         print(f"file: {ep.path} ({_size(ep.summary.size_bytes)})")
+        s = ep.summary
+        print(
+            f"who acted: {s.human_share:.0%} of steps by a person, {s.takeovers} takeover(s) "
+            f"({', '.join(ep.actors.names)})"
+        )
         print("\nmetadata:")
         for key in sorted(ep.attrs):
             value = ep.attrs[key]
@@ -189,8 +201,24 @@ def cmd_recover(args: argparse.Namespace) -> int:
     return 1 if unusable else 0
 
 
+def _is_path(value: str) -> bool:
+    """A value of ``--add``/``--remove`` that is an episode path rather than a tag."""
+    return value.endswith(".h5") or "/" in value
+
+
 def cmd_tag(args: argparse.Namespace) -> int:
-    for path in find_episodes(args.files):
+    # ``tag --add bad FILE`` works like ``tag FILE --add bad``: --add and --remove take any
+    # number of tags, so paths given after them end up among their values.
+    files = list(args.files)
+    for name in ("add", "remove"):
+        values = getattr(args, name)
+        files += [Path(v) for v in values if _is_path(v)]
+        setattr(args, name, [v for v in values if not _is_path(v)])
+    if not files:
+        raise CommandError(
+            "expected episode files or folders to tag (paths end in .h5 or contain a /), got none"
+        )
+    for path in find_episodes(files):
         with open_episode(path) as ep:
             tags = set(ep.summary.tags)
         tags |= set(args.add)
@@ -206,7 +234,10 @@ def cmd_compact(args: argparse.Namespace) -> int:
         r = compact_episode(path, level=args.level)
         total_before += r.bytes_before
         total_after += r.bytes_after
-        print(f"{path}: {_size(r.bytes_before)} -> {_size(r.bytes_after)}")
+        if r.skipped:
+            print(f"{path}: {r.skipped}, skipped")
+        else:
+            print(f"{path}: {_size(r.bytes_before)} -> {_size(r.bytes_after)}")
     if total_before:
         print(
             f"\ntotal {_size(total_before)} -> {_size(total_after)} "
@@ -256,7 +287,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     p.set_defaults(func=cmd_compact)
 
     p = subparsers.add_parser("tag", help="add or remove tags (and set notes) of episodes")
-    p.add_argument("files", nargs="+", type=Path)
+    p.add_argument(
+        "files", nargs="*", type=Path, help="episode files or folders (before or after the tags)"
+    )
     p.add_argument("--add", nargs="*", default=[], help="tags to add, e.g. good")
     p.add_argument("--remove", nargs="*", default=[], help="tags to remove")
     p.add_argument("--notes", default=None, help="replace the notes")

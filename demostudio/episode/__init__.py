@@ -1,6 +1,7 @@
 """The data layer: episode files (schema, writer, reader, recovery, validation, verification)
 and the recording wrapper. Imports numpy, h5py and gymnasium only."""
 
+from .actors import Actors, default_actor, person_mask
 from .compact import CompactResult, compact_episode
 from .envs import UnknownEnvError, ensure_registered, env_metadata, make_env, remake_env
 from .library import LibraryEntry, describe_datasets, scan, validate
@@ -33,6 +34,7 @@ from .writer import EpisodeWriter
 __all__ = [
     "FORMAT_NAME",
     "SCHEMA_VERSION",
+    "Actors",
     "CompactResult",
     "Divergence",
     "EpisodeData",
@@ -49,6 +51,7 @@ __all__ = [
     "UnknownEnvError",
     "VerifyResult",
     "compact_episode",
+    "default_actor",
     "describe_datasets",
     "describe_difference",
     "ensure_registered",
@@ -62,6 +65,7 @@ __all__ = [
     "load_episode",
     "make_env",
     "open_episode",
+    "person_mask",
     "read_summary",
     "recover_folder",
     "recover_partial",

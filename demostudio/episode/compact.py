@@ -25,6 +25,8 @@ class CompactResult:
     path: Path
     bytes_before: int
     bytes_after: int
+    skipped: str | None = None
+    """Why the file was left as it was (already compact, no frames), or None."""
 
 
 def compact_episode(path: str | os.PathLike, level: int = 9) -> CompactResult:
@@ -35,9 +37,13 @@ def compact_episode(path: str | os.PathLike, level: int = 9) -> CompactResult:
     with EpisodeFile(path) as ep:  # validates format and version first
         ep.check_lengths()
         has_frames = ep.has_frames
+        # The frames' filter records the level their chunks were deflated at (recording: 1).
+        current = ep.h5["frames"].compression_opts if has_frames else None
     before = path.stat().st_size
     if not has_frames:
-        return CompactResult(path, before, before)
+        return CompactResult(path, before, before, "no frames")
+    if isinstance(current, int) and current >= level:
+        return CompactResult(path, before, before, f"already compact (level {current})")
     tmp = path.with_name(path.name + ".compact.partial")
     try:
         with h5py.File(path, "r") as src, h5py.File(tmp, "w") as dst:

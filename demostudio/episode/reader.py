@@ -15,6 +15,7 @@ import numpy as np
 from gymnasium import spaces as gym_spaces
 
 from . import _h5
+from .actors import Actors, actor_stats, read_actors
 from .attrs import MAX_JSON_DEPTH, json_depth, read_attr, read_attrs
 from .hostile import check_declared, checked_datasets, guard, open_h5, read_rows
 from .schema import (
@@ -54,6 +55,10 @@ class EpisodeSummary:
     action_meanings: tuple[str, ...] | None
     attrs: dict[str, Any] = field(repr=False)
     """Every root attribute, JSON-decoded."""
+    human_share: float = 0.0
+    """Share of the steps a person took (see :mod:`demostudio.episode.actors`)."""
+    takeovers: int = 0
+    """How many times a person took over from an agent."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +86,10 @@ class EpisodeData:
     """The key names held at each of the T steps (empty lists when not recorded)."""
     frames: np.ndarray | None
     """[T+1, H, W, 3] uint8 when loaded with ``frames=True`` and the file has them."""
+    actors: np.ndarray
+    """[T] uint8: who took each step, an index into ``actor_names``."""
+    actor_names: list[str]
+    """``person:<player>``, ``policy:<name>``, ... (version-1 files: the controller)."""
 
     def __len__(self) -> int:
         return int(self.rewards.shape[0])
@@ -178,6 +187,7 @@ class EpisodeFile:
             size = self.path.stat().st_size
         except OSError:
             size = 0
+        acted = actor_stats(self.path, self._f, a, a["length"])
         return EpisodeSummary(
             path=self.path,
             env_id=a["env_id"],
@@ -199,6 +209,8 @@ class EpisodeFile:
             action_space=spaces["action_space"],
             action_meanings=tuple(meanings) if meanings else None,
             attrs=a,
+            human_share=acted.human_share,
+            takeovers=acted.takeovers,
         )
 
     @property
@@ -212,6 +224,11 @@ class EpisodeFile:
 
     def __len__(self) -> int:
         return self.summary.length
+
+    @property
+    def actors(self) -> Actors:
+        """Who took each step: ``actors`` [T] uint8 indexing ``names``."""
+        return read_actors(self.path, self._f, self._attrs, self.summary.length)
 
     @property
     def has_frames(self) -> bool:
@@ -369,6 +386,7 @@ class EpisodeFile:
         checked against the action space (EpisodeError naming the first bad step)."""
         s = self.summary
         scalars = self.scalars()
+        acted = self.actors
         infos = {name: self._whole(f"infos/{name}") for name in self._group("infos")}
         info_present = {
             name: self._whole(f"info_present/{name}").astype(bool)
@@ -388,6 +406,8 @@ class EpisodeFile:
             info_present=info_present,
             keys=keys,
             frames=self._whole("frames") if frames and self.has_frames else None,
+            actors=acted.actors,
+            actor_names=acted.names,
         )
 
     # ---- lifecycle -------------------------------------------------------------------------

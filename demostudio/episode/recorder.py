@@ -15,6 +15,7 @@ from typing import Any
 
 import gymnasium as gym
 
+from .actors import default_actor
 from .envs import env_metadata
 from .schema import SUFFIX
 from .writer import EpisodeWriter
@@ -37,7 +38,8 @@ class RecordEpisodes(gym.Wrapper):
     without a seed draws a fresh 64-bit one, so every episode can be re-simulated. An episode
     is saved the moment it terminates or truncates; :meth:`end_episode` saves one early (marked
     truncated) and :meth:`discard_episode` drops it. ``set_keys`` tells the recorder which keys
-    a keyboard controller held for the next step.
+    a keyboard controller held for the next step; ``set_actor`` who takes the steps from now on
+    (a person taking over from an agent, and back).
 
     With ``background_close=True`` (interactive play) finishing a file (final flush, fsync,
     rename) happens on its writer thread, so the next episode starts without a stall; the path
@@ -82,6 +84,7 @@ class RecordEpisodes(gym.Wrapper):
         self.blocked_puts = 0
         self._writer: EpisodeWriter | None = None
         self._keys: Sequence[str] = ()
+        self._actor: str | None = None  # None: the controller
         self._caller_busy = False
         self._meta = env_metadata(env)
 
@@ -118,6 +121,8 @@ class RecordEpisodes(gym.Wrapper):
             record_frames=self.record_frames,
             queue_size=self.queue_size,
         )
+        if self._actor is not None:
+            self._writer.set_actor(self._actor)
         if self._caller_busy:
             self._writer.caller_busy()
         self._writer.reset(obs, info, frame, now)
@@ -158,6 +163,21 @@ class RecordEpisodes(gym.Wrapper):
     def set_keys(self, keys: Sequence[str]) -> None:
         """The key names held for the next step (stored with it)."""
         self._keys = tuple(keys)
+
+    def set_actor(self, name: str | None) -> None:
+        """The steps from now on (also in later episodes) are taken by ``name``:
+        ``"person:<player>"`` for a person, ``"policy:<name>"`` for an agent; ``None`` goes
+        back to the controller."""
+        if name is not None and (not isinstance(name, str) or not name):
+            raise ValueError(f"expected an actor name like 'person:ann' or None, got {name!r}")
+        self._actor = name
+        if self._writer is not None:
+            self._writer.set_actor(name if name is not None else self._writer.default_actor)
+
+    @property
+    def actor(self) -> str:
+        """Who takes the next step."""
+        return self._actor or default_actor(self.controller, self.player)
 
     def caller_busy(self) -> None:
         """A real-time loop starts a tick: defer the writer's work until :meth:`caller_idle`

@@ -1,6 +1,6 @@
 """The DemoStudio episode file: one episode per HDF5 file. This module is the schema's one home.
 
-Layout (schema version 1)
+Layout (schema version 2)
 -------------------------
 An episode of ``T`` steps is stored in ``<name>.h5`` (``<name>.h5.partial`` while it is being
 written). Every root attribute is a JSON document stored as HDF5 text, so nothing is ever
@@ -36,6 +36,9 @@ Root attributes (JSON):
 ``terminated``          whether the last step terminated
 ``truncated``           whether the last step truncated (or the episode was cut short)
 ``recovered``           true when the file was rebuilt from a ``.partial`` left by a crash
+``actor_names``         who can act (version 2): ``"person:<player>"`` for a person,
+                        ``"policy:<name>"`` (or the controller string) for an agent or script;
+                        index 0 is the controller's (a ``keyboard`` controller's is the player)
 ``tags``                list of strings ("good", "bad", ...)
 ``notes``               free text
 ======================  ====================================================================
@@ -51,6 +54,7 @@ Datasets (Minari's conventions: T steps, T+1 observations):
 ``frames``                 (T+1, H, W, 3)    uint8 RGB, one frame per chunk, deflate level 1
 ``timestamps``             (T+1,) float64    wall-clock seconds (Unix time) of reset and steps
 ``keys``                   (T,) text         JSON list of the key names held for each step
+``actors``                 (T,) uint8        who took each step: an index into ``actor_names``
 ``infos/<key>``            (T+1, ...)        numeric leaves; nested dicts become groups
 ``infos/<key>`` (text)     (T+1,) text       non-numeric leaves as JSON text
 ``info_present/<key>``     (T+1,) bool       only where some step lacked ``<key>``
@@ -62,14 +66,20 @@ index ``t + 1`` to step ``t``. A missing numeric info value holds the dataset's 
 type is fixed by its first value: a later value that the column cannot hold without change
 (2.5 in an integer column, another shape) is marked absent too.
 
+Version 2 added ``actors`` and ``actor_names`` (who acted, so an episode with take-overs is a
+demonstration for exactly the person's stretches). Version-1 files are still read: every step
+was taken by the ``controller`` (see :mod:`demostudio.episode.actors`).
+
 While writing, datasets grow in blocks; the root attribute ``flushed_steps`` (JSON int) says
-how many steps were complete at the last flush, which is what recovery trusts.
+how many steps were complete at the last flush. Beside the ``.partial``, ``<name>.h5.journal``
+logs every step as it is written (see :mod:`demostudio.episode.journal`); recovery rebuilds
+the episode from it, and falls back to ``flushed_steps`` only for a ``.partial`` without one.
 """
 
 from __future__ import annotations
 
 FORMAT_NAME = "demostudio.episode"
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SUFFIX = ".h5"
 PARTIAL_SUFFIX = ".h5.partial"
 
@@ -99,7 +109,7 @@ REQUIRED_DATASETS = {
     "timestamps": 1,
 }
 # Optional datasets (or groups) and their length relative to T.
-OPTIONAL_DATASETS = {"frames": 1, "keys": 0, "infos": 1, "info_present": 1}
+OPTIONAL_DATASETS = {"frames": 1, "keys": 0, "actors": 0, "infos": 1, "info_present": 1}
 # Every top-level dataset or group the schema knows, with its length relative to T.
 LENGTH_OFFSETS = {**REQUIRED_DATASETS, **OPTIONAL_DATASETS}
 
