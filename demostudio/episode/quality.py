@@ -31,6 +31,7 @@ import h5py
 import numpy as np
 from gymnasium import spaces as gym_spaces
 
+from .actors import person_mask
 from .reader import EpisodeFile, find_episodes
 from .schema import EpisodeError
 from .trim import _datasets, idle_runs
@@ -44,7 +45,6 @@ IDLE_FLAG_STEPS = 10
 """An idle run is flagged when it is at least this many steps..."""
 IDLE_FLAG_SHARE = 0.05
 """...and at least this share of the episode."""
-PERSON_PREFIX = "person:"
 
 
 class Flag(NamedTuple):
@@ -115,26 +115,10 @@ class EpisodeQuality:
 
 
 def person_steps(ep: EpisodeFile) -> np.ndarray:
-    """[T] bool: the steps a person took. Per the who-acted contract (issue 15): the dataset
-    ``actors`` (T,) uint8 indexes the root attribute ``actor_names`` (``person:<player>`` is
-    a person); a file without them was played wholly by its ``controller``, and a keyboard
-    is a person."""
-    n = ep.summary.length
-    names = ep.summary.attrs.get("actor_names")
-    if names is None and "actors" not in ep.h5:
-        return np.full(n, ep.summary.controller == "keyboard", dtype=bool)
-    if not isinstance(names, list) or not names or not all(isinstance(x, str) for x in names):
-        raise EpisodeError(ep.path, "actor_names", f"expected a list of names, got {names!r:.60}")
-    link = ep.h5.get("actors", getlink=True)
-    ds = ep.h5.get("actors") if isinstance(link, h5py.HardLink) else None
-    if not isinstance(ds, h5py.Dataset) or ds.shape != (n,) or ds.dtype.kind not in "iu":
-        shape = getattr(ds, "shape", None)
-        raise EpisodeError(ep.path, "actors", f"expected ({n},) uint8 (T = {n}), got {shape}")
-    actors = ds[()].astype(np.int64)
-    if n and (actors.min() < 0 or actors.max() >= len(names)):
-        raise EpisodeError(ep.path, "actors", f"expected indices below {len(names)}")
-    people = np.array([x.startswith(PERSON_PREFIX) for x in names], dtype=bool)
-    return people[actors]
+    """[T] bool: the steps a person took (the file's ``actors``, checked on read; a file
+    without them was played wholly by its ``controller``, and a keyboard is a person)."""
+    acted = ep.actors
+    return person_mask(acted.actors, acted.names)
 
 
 def _takeovers(person: np.ndarray) -> int:

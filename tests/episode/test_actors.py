@@ -166,7 +166,7 @@ def _names_missing(f: h5py.File) -> None:
         (_out_of_range, "actors", "expected indices below 3 (the actor_names), got 3 at step 41"),
         (_wrong_length, "actors", "expected (80,) uint8 (T = 80), got (79,)"),
         (_wrong_type, "actors", "float32"),
-        (_names_not_a_list, "actor_names", "expected a list of 1 to 256 strings"),
+        (_names_not_a_list, "actor_names", "expected a list of text"),
         (_names_missing, "actor_names", "expected this attribute"),
     ],
 )

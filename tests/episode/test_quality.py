@@ -75,6 +75,8 @@ def test_idle_start_is_flagged_with_a_trim_command_that_fixes_it(folder, capsys)
     with h5py.File(path, "r+") as f:
         f["keys"][:] = np.array(["[]"] * 20 + ['["right"]'] * (n - 20), dtype=object)
         f.attrs["controller"] = json.dumps("keyboard")
+        del f["actors"], f.attrs["actor_names"]  # as a version-1 keyboard file
+        f.attrs["schema_version"] = json.dumps(1)
     q = _by_name(assess(folder))[path.name]
     assert (q.idle_start, q.idle_end) == (20, 0)
     assert q.human_share == 1.0  # a keyboard file without actors: the player took every step

@@ -64,5 +64,7 @@ def add_takeovers(path, stretches, names=("policy:scripted", "person:ann")):
     for a, b in stretches:
         actors[a:b] = 1
     with h5py.File(path, "r+") as f:
+        if "actors" in f:  # written since schema 2: replace the recorder's own
+            del f["actors"]
         f["actors"] = actors
         f.attrs["actor_names"] = json.dumps(list(names))
