@@ -43,6 +43,9 @@ class ActorStep(NamedTuple):
 class ActorPool(Protocol):
     """Where experience comes from."""
 
+    num_envs: int
+    """Environments stepped together (a rollout is ``rollout_steps * num_envs`` steps)."""
+
     def step(self) -> ActorStep:
         """Experience gathered since the last call (at least one env step)."""
         ...
@@ -69,7 +72,7 @@ class VectorActor:
         self.envs = gym.vector.SyncVectorEnv(env_fns)
         self.policy = policy
         self.preprocess = preprocess
-        self.n = len(env_fns)
+        self.n = self.num_envs = len(env_fns)
         self.writers = [SequenceWriter(length, period, end) for _ in range(self.n)]
         self.keep_episodes = keep_episodes
         self._episode_seqs: list[list[SequenceBatch]] = [[] for _ in range(self.n)]

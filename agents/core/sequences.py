@@ -92,6 +92,17 @@ def map_batch(fn, *batches: SequenceBatch) -> SequenceBatch:
     return SequenceBatch(**out)
 
 
+def with_extras(batch: SequenceBatch, **extras: np.ndarray) -> SequenceBatch:
+    """``batch`` with extras added or replaced (``[B, L, ...]`` each), e.g. the advantages an
+    on-policy agent computes in ``on_rollout``. (``_replace`` cannot be used: see above.)"""
+    for k, v in extras.items():
+        if v.shape[:2] != batch.action.shape:
+            raise ValueError(f"extras[{k!r}]: expected shape {batch.action.shape} + (...), got {v.shape}")
+    fields = {name: getattr(batch, name) for name in SequenceBatch._fields}
+    fields["extras"] = {**batch.extras, **extras}
+    return SequenceBatch(**fields)
+
+
 def take(batch: SequenceBatch, index: np.ndarray) -> SequenceBatch:
     """The sequences at ``index`` (numpy fancy indexing)."""
     return map_batch(lambda xs: xs[0][index], batch)
@@ -263,4 +274,5 @@ __all__ = [
     "concat_batches",
     "map_batch",
     "take",
+    "with_extras",
 ]
