@@ -4,6 +4,7 @@ the validation split and early stopping. Every field is a ``demostudio train bc`
 from __future__ import annotations
 
 from dataclasses import dataclass
+
 from agents.core.config import (
     ConfigGroup,
     DemoConfig,

@@ -11,8 +11,7 @@ actors in other processes (Ray) implements the same two calls.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import NamedTuple, Protocol
 
 import gymnasium as gym

@@ -91,7 +91,7 @@ class LossOutput(NamedTuple):
     """``[T, B]`` |TD error| per step for replay priorities (None: priorities unchanged)."""
     learn_mask: torch.Tensor | None = None
     """``[T, B]`` bool, the steps the loss used (with ``td_abs``)."""
-    metrics: Mapping[str, float] = {}  # noqa: RUF012 (never mutated)
+    metrics: Mapping[str, float] = {}
 
 
 class LearnerView(Protocol):
@@ -118,4 +118,12 @@ Loss = Callable[[LearnerView, TorchBatch], LossOutput]
 """A loss: the learner's networks and a batch in, :class:`LossOutput` out."""
 
 
-__all__ = ["LearnerView", "Loss", "LossOutput", "Sample", "TorchBatch", "to_torch", "uniform_sample"]
+__all__ = [
+    "LearnerView",
+    "Loss",
+    "LossOutput",
+    "Sample",
+    "TorchBatch",
+    "to_torch",
+    "uniform_sample",
+]

@@ -209,12 +209,15 @@ def load_checkpoint(
             payload = upgrade_legacy(payload)
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise CheckpointError(
-                p, f"expected network_specs and networks (or a previous-format network), "
+                p,
+                f"expected network_specs and networks (or a previous-format network), "
                 f"got none ({exc!r} missing or malformed)",
             ) from None
     for key in ("networks", "network_specs", "counters", "config"):
         if not isinstance(payload.get(key), dict):
-            raise CheckpointError(p, f"{key}: expected a dict, got {type(payload.get(key)).__name__}")
+            raise CheckpointError(
+                p, f"{key}: expected a dict, got {type(payload.get(key)).__name__}"
+            )
     payload["path"] = str(p)
     return payload
 
@@ -222,7 +225,6 @@ def load_checkpoint(
 __all__ = [
     "CheckpointError",
     "atomic_write",
-    "upgrade_legacy",
     "latest_checkpoint",
     "load_checkpoint",
     "load_replays",
@@ -231,4 +233,5 @@ __all__ = [
     "replay_path",
     "save_checkpoint",
     "save_replays",
+    "upgrade_legacy",
 ]

@@ -198,8 +198,8 @@ __all__ = [
     "build_demo_replay",
     "check_demo",
     "context_demos",
-    "demo_source",
     "demo_sequences",
+    "demo_source",
     "episode_sequences",
     "load_demos",
 ]

@@ -29,9 +29,7 @@ class RunLogger:
         if self._tb is not None:
             for k, v in clean.items():
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    self._tb.add_scalar(
-                        f"{kind}/{k}", v, env_steps if tb_step is None else tb_step
-                    )
+                    self._tb.add_scalar(f"{kind}/{k}", v, env_steps if tb_step is None else tb_step)
 
     def close(self) -> None:
         self._file.close()

@@ -173,10 +173,14 @@ class NetworkSpec:
     @staticmethod
     def from_json(d: Mapping[str, Any]) -> NetworkSpec:
         """Raises KeyError/TypeError/ValueError on a malformed spec (callers name the file)."""
-        heads = {str(k): HeadSpec(str(h["kind"]), int(h.get("atoms", 0))) for k, h in d["heads"].items()}
+        heads = {
+            str(k): HeadSpec(str(h["kind"]), int(h.get("atoms", 0))) for k, h in d["heads"].items()
+        }
         for name, h in heads.items():
             if h.kind not in HEADS:
-                raise ValueError(f"head {name!r}: expected a kind in {sorted(HEADS)}, got {h.kind!r}")
+                raise ValueError(
+                    f"head {name!r}: expected a kind in {sorted(HEADS)}, got {h.kind!r}"
+                )
         return NetworkSpec(
             spec_from_json(d["obs_spec"]),
             int(d["num_actions"]),

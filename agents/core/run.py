@@ -473,8 +473,8 @@ class _Shell:
     def run(self, note: str | None, resumed: bool) -> TrainResult:
         ctx, cfg, agent = self.ctx, self.cfg, self.ctx.agent
         if note is not None:
-            ctx.logger.log("resume", ctx.counters["env_steps"], note=note,
-                           replay_items=len(ctx.replay) if ctx.replay is not None else 0)  # fmt: skip
+            items = len(ctx.replay) if ctx.replay is not None else 0
+            ctx.logger.log("resume", ctx.counters["env_steps"], note=note, replay_items=items)
             self.write(f"resumed at {ctx.counters['env_steps']} env steps; {note}")
         phases = agent.phases()
         first = int(ctx.counters.get("phase", 0)) if resumed else 0

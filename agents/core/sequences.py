@@ -86,7 +86,9 @@ def map_batch(fn, *batches: SequenceBatch) -> SequenceBatch:
     out = {}
     for name in SequenceBatch._fields:
         if name in DICT_FIELDS:
-            out[name] = {k: fn([getattr(b, name)[k] for b in batches]) for k in getattr(batches[0], name)}
+            out[name] = {
+                k: fn([getattr(b, name)[k] for b in batches]) for k in getattr(batches[0], name)
+            }
         else:
             out[name] = fn([getattr(b, name) for b in batches])
     return SequenceBatch(**out)
@@ -97,7 +99,9 @@ def with_extras(batch: SequenceBatch, **extras: np.ndarray) -> SequenceBatch:
     on-policy agent computes in ``on_rollout``. (``_replace`` cannot be used: see above.)"""
     for k, v in extras.items():
         if v.shape[:2] != batch.action.shape:
-            raise ValueError(f"extras[{k!r}]: expected shape {batch.action.shape} + (...), got {v.shape}")
+            raise ValueError(
+                f"extras[{k!r}]: expected shape {batch.action.shape} + (...), got {v.shape}"
+            )
     fields = {name: getattr(batch, name) for name in SequenceBatch._fields}
     fields["extras"] = {**batch.extras, **extras}
     return SequenceBatch(**fields)
@@ -167,7 +171,8 @@ class SequenceWriter:
             self._extra_like = {k: np.asarray(v) for k, v in extras.items()}
         if extras.keys() != self._extra_like.keys():
             raise ValueError(
-                f"expected the extras {sorted(self._extra_like)} at every step, got {sorted(extras)}"
+                f"expected the extras {sorted(self._extra_like)} at every step, "
+                f"got {sorted(extras)}"
             )
         self._ext.append(extras)
         self._act.append(int(action))
@@ -231,9 +236,7 @@ class SequenceWriter:
         rew = np.zeros((b, length), np.float32)
         term = np.zeros((b, length), np.float32)
         mask = np.zeros((b, length), bool)
-        ext = {
-            k: np.zeros((b, length, *v.shape), v.dtype) for k, v in self._extra_like.items()
-        }
+        ext = {k: np.zeros((b, length, *v.shape), v.dtype) for k, v in self._extra_like.items()}
         for i, s in enumerate(starts):
             lo = s - self._base
             assert lo >= 0, "sequence start was trimmed away"

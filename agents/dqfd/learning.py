@@ -67,9 +67,7 @@ class DQfDLoss:
     weights into those of one shared prioritized replay.
     """
 
-    def __init__(
-        self, cfg: DQfDConfig, buffers: Sequence[PrioritizedSequenceReplay] | None = None
-    ):
+    def __init__(self, cfg: DQfDConfig, buffers: Sequence[PrioritizedSequenceReplay] | None = None):
         self.cfg = cfg
         self.buffers = buffers
 

@@ -21,6 +21,7 @@ from demostudio.cli.dataclass_args import (
     explicit_fields,
 )
 
+
 def _help_with_algorithms(parser: argparse.ArgumentParser) -> None:
     """``train --help`` ends with the registry's algorithms, read only when help is shown
     (building the parser imports neither ``agents`` nor torch)."""

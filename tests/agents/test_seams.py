@@ -6,6 +6,7 @@ take-over hook steers the agent's recurrent inputs."""
 from __future__ import annotations
 
 import dataclasses
+from typing import ClassVar
 
 import numpy as np
 import pytest
@@ -22,7 +23,7 @@ from agents.core.learner import Learner
 from agents.core.logger import read_metrics
 from agents.core.losses import unroll
 from agents.core.mixing import DataSource
-from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork, RecurrentQNetwork
+from agents.core.networks import HeadSpec, RecurrentNetwork, RecurrentQNetwork
 from agents.core.policy import BatchPolicy, EpsilonGreedy, SoftmaxSample
 from agents.core.preprocess import Leaf, Preprocessor, make_preprocessor
 from agents.core.replay import PrioritizedSequenceReplay
@@ -46,7 +47,10 @@ def _policy_gradient(learner, batch) -> LossOutput:
     m = batch.mask.float()
     ratio = torch.exp(taken - batch.extras["log_prob"]) * m
     advantage = batch.extras["return"] - out.heads["value"].detach()
-    loss = -(ratio * advantage).sum() / m.sum() + ((batch.extras["return"] - out.heads["value"]) ** 2 * m).sum() / m.sum()
+    loss = (
+        -(ratio * advantage).sum() / m.sum()
+        + ((batch.extras["return"] - out.heads["value"]) ** 2 * m).sum() / m.sum()
+    )
     deviation = float((ratio - m).abs().max().detach())
     ToyOnPolicy.deviations.append(deviation)
     return LossOutput(loss, metrics={"loss": float(loss.detach()), "ratio_max_dev": deviation})
@@ -58,8 +62,8 @@ class ToyOnPolicy(Agent):
     name = "toy-onpolicy"
     config_cls = ReplayAgentConfig
     uses_replay = False
-    rollouts: list = []
-    deviations: list = []
+    rollouts: ClassVar[list] = []
+    deviations: ClassVar[list] = []
 
     def heads(self):
         return {"logits": HeadSpec("logits"), "value": HeadSpec("value")}
@@ -98,7 +102,9 @@ class ToyOffline(Agent):
     def loss(self):
         def ce(learner, batch):
             logits = unroll(learner.network, batch, 0).heads["logits"]
-            ce = torch.nn.functional.cross_entropy(logits.flatten(0, 1), batch.action.flatten(), reduction="none")
+            ce = torch.nn.functional.cross_entropy(
+                logits.flatten(0, 1), batch.action.flatten(), reduction="none"
+            )
             m = batch.mask.flatten().float()
             loss = (ce * m).sum() / m.sum()
             assert bool(batch.is_demo.all())  # the source is flagged demo, not "source 1"
@@ -126,7 +132,7 @@ class ToyReplay(Agent):
 
     name = "toy-replay"
     config_cls = ReplayAgentConfig
-    seen_mu: list = []
+    seen_mu: ClassVar[list] = []
 
     def heads(self):
         return {"logits": HeadSpec("logits"), "dist_q": HeadSpec("distributional_q", atoms=5)}
@@ -283,7 +289,9 @@ def test_restore_rebuilds_each_registered_agent(tmp_path, algo, cartpole_demos):
     entry = registry.get_algorithm(algo)
     agent = entry.agent_cls(_config_for(entry, cartpole_demos))
     env = make_env("CartPole-v1")
-    specs = agent.network_specs(EnvInfo("CartPole-v1", env, make_preprocessor(env.observation_space)))
+    specs = agent.network_specs(
+        EnvInfo("CartPole-v1", env, make_preprocessor(env.observation_space))
+    )
     nets = {k: RecurrentNetwork(s) for k, s in specs.items()}
     path = save_checkpoint(tmp_path / "c.pt", {
         "algo": algo, "config": config_to_dict(agent.cfg), "counters": {"env_steps": 7},
@@ -315,7 +323,7 @@ def test_previous_format_checkpoints_still_load(tmp_path):
     broken = dict(old)
     del broken["network"]
     save_checkpoint(tmp_path / "broken.pt", broken)
-    with pytest.raises(CheckpointError, match="broken.pt.*expected network_specs"):
+    with pytest.raises(CheckpointError, match=r"broken\.pt.*expected network_specs"):
         restore_agent(tmp_path / "broken.pt")
     unknown = {**old, "algo": "nope"}
     save_checkpoint(tmp_path / "unknown.pt", unknown)

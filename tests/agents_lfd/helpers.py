@@ -8,9 +8,9 @@ import torch
 from agents.core.batch import Sample, to_torch
 from agents.core.learner import Learner
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork, RecurrentQNetwork
-from agents.core.targets import HardCopy
 from agents.core.preprocess import Leaf
 from agents.core.sequences import SequenceBatch
+from agents.core.targets import HardCopy
 
 
 def fake_sequences(b: int, length: int, num_actions: int = 3, seed: int = 0,
