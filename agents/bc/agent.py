@@ -29,7 +29,6 @@ from agents.core.targets import TargetRule
 
 class BC(Agent):
     name = "bc"
-    summary = "behaviour cloning (cross-entropy, demo actions)"
     config_cls = BCConfig
     uses_replay = False
     final_eval_always = True

@@ -6,8 +6,10 @@ An algorithm subclasses :class:`Agent` and overrides only what differs from the 
 epsilon-greedy actors, the agent replay only, one replay-ratio phase):
 
 ==================== ========================================================================
-``network_specs``    the trained networks by name (``main`` is the one the policy acts with
-                     unless ``acting_network`` says otherwise): torso + named heads
+``network_specs``    the networks by name, torso + named heads (``main`` is the one the
+                     policy acts with unless ``acting_network`` says otherwise);
+                     ``build_networks`` may add other modules (RND)
+``demo_extras``      per-step extras of recorded demo steps (Reactor: mu = 1)
 ``target_rules``     which networks get a target copy and how it follows (HardCopy / Polyak)
 ``loss``             ``loss(learner, batch) -> LossOutput`` (priorities optional)
 ``acting_selector``  training policy over ``n`` envs: ``(action, extras)`` from the heads
@@ -43,10 +45,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
 
 import gymnasium as gym
 import numpy as np
+import torch
 
 from agents.core.batch import Loss
 from agents.core.losses import r2d2_loss
-from agents.core.networks import HeadSpec, NetworkSpec
+from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
 from agents.core.preprocess import Preprocessor
 from agents.core.schedules import ReplayRatio, Schedule
@@ -92,11 +95,10 @@ class Phase:
 
 
 class Agent:
-    """Base agent (its defaults are R2D2's). Subclasses set ``name``, ``summary`` and
+    """Base agent (its defaults are R2D2's). Subclasses set ``name`` and
     ``config_cls`` and override what differs."""
 
     name: ClassVar[str] = "r2d2"
-    summary: ClassVar[str] = ""
     config_cls: ClassVar[type]
     acting_network: ClassVar[str] = "main"
     """The network the acting policy runs (its weights go to the actors)."""
@@ -120,6 +122,13 @@ class Agent:
         )
         return {"main": spec}
 
+    def build_networks(self, env: EnvInfo) -> dict[str, torch.nn.Module]:
+        """The learner's networks: by default one RecurrentNetwork per spec. Override to add
+        other modules (RND's predictor and frozen target: parameters with
+        ``requires_grad=False`` are kept and checkpointed but not trained). The acting
+        network must be a RecurrentNetwork (its spec is what restore rebuilds)."""
+        return {k: RecurrentNetwork(s) for k, s in self.network_specs(env).items()}
+
     def target_rules(self) -> dict[str, TargetRule]:
         return {"main": HardCopy(self.cfg.target_update_every)}
 
@@ -133,6 +142,12 @@ class Agent:
 
     def eval_selector(self, epsilon: float) -> Selector:
         return EpsilonGreedy(np.array([epsilon]), head=next(iter(self.heads())))
+
+    def demo_extras(self, actions: np.ndarray) -> dict[str, np.ndarray]:
+        """Per-step extras of a recorded demo episode (``actions``: ``[T]``; each extra
+        ``[T, ...]``, the same keys as the acting policy's), so that demo and agent
+        sequences mix in one batch. Reactor: ``mu`` = 1 (the recorded action was certain)."""
+        return {}
 
     def keep_episodes(self) -> bool:
         """Whether actors hand over each finished episode's sequences (episode memory)."""

@@ -92,8 +92,10 @@ def episode_sequences(
     period: int,
     end: EndBehavior,
     device: torch.device,
+    extras: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None,
 ) -> SequenceBatch | None:
-    """Cut one recorded episode into sequences (stored states from ``network``, read only)."""
+    """Cut one recorded episode into sequences (stored states from ``network``, read only;
+    per-step extras from ``extras(actions)``, see ``Agent.demo_extras``)."""
     processed = preprocess(episode.observations)  # the actors' function, on all T+1 steps
     head = next(iter(network.spec.heads))  # the selector is unused: only states are read
     policy = BatchPolicy(
@@ -103,6 +105,7 @@ def episode_sequences(
     h, c = policy.numpy_state()
     writer.begin({k: v[0] for k, v in processed.items()}, h[0], c[0])
     actions = np.asarray(episode.actions).astype(np.int64).reshape(len(episode))
+    per_step = extras(actions) if extras is not None else {}
     parts = []
     for t in range(len(episode)):
         policy.step_network({k: v[t : t + 1] for k, v in processed.items()})
@@ -115,6 +118,7 @@ def episode_sequences(
             {k: v[t + 1] for k, v in processed.items()},
             h[0],
             c[0],
+            {k: v[t] for k, v in per_step.items()},
         )
         if seq is not None:
             parts.append(seq)
@@ -132,11 +136,13 @@ def demo_sequences(
     period: int,
     end: EndBehavior,
     device: torch.device,
+    extras: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None,
 ) -> SequenceBatch:
     parts = [
         s
         for e in demos.episodes
-        if (s := episode_sequences(e, preprocess, network, length, period, end, device)) is not None
+        if (s := episode_sequences(e, preprocess, network, length, period, end, device, extras))
+        is not None
     ]
     if not parts:
         raise ValueError(
@@ -167,6 +173,7 @@ def build_demo_replay(cfg: Any, ctx: RunContext) -> PrioritizedSequenceReplay:
         cfg.period,
         EndBehavior(cfg.end_behavior),
         ctx.device,
+        ctx.agent.demo_extras,
     )
     if len(seqs) > cfg.demo_capacity:
         raise ValueError(

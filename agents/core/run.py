@@ -194,7 +194,11 @@ def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
         "version": CHECKPOINT_VERSION,
         "algo": ctx.agent.name,
         "config": config_to_dict(ctx.cfg),
-        "network_specs": {k: n.spec.to_json() for k, n in ctx.learner.networks.items()},
+        "network_specs": {
+            k: n.spec.to_json()
+            for k, n in ctx.learner.networks.items()
+            if isinstance(n, RecurrentNetwork)
+        },
         "acting_network": ctx.agent.acting_network,
         **ctx.learner.state_dict(),
         "obs_spec": spec_to_json(ctx.preprocess.spec),
@@ -272,7 +276,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
             f"--env {cfg.env}: expected a Discrete action space, got {env.action_space}"
         )
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
-    networks = {k: RecurrentNetwork(s) for k, s in agent.network_specs(info).items()}
+    networks = agent.build_networks(info)
     learner = Learner(networks, cfg, device, agent.loss(), agent.target_rules())
     ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
     ctx.rng = np.random.default_rng(cfg.seed + 3)

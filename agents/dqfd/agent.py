@@ -35,7 +35,6 @@ class PriorityShare:
 
 class DQfD(Agent):
     name = "dqfd"
-    summary = "pre-training on demos, large-margin loss, demos kept in prioritized replay"
     config_cls = DQfDConfig
 
     def __init__(self, cfg: DQfDConfig):

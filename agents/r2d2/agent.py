@@ -10,7 +10,6 @@ from agents.r2d2.config import R2D2Config
 
 class R2D2(Agent):
     name = "r2d2"
-    summary = "recurrent replay DQN, agent replay only"
     config_cls = R2D2Config
 
 

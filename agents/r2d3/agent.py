@@ -18,7 +18,6 @@ from agents.r2d3.memory import EpisodeMemory
 
 class R2D3(Agent):
     name = "r2d3"
-    summary = "R2D2 plus a demo replay mixed into batches"
     config_cls = R2D3Config
 
     def __init__(self, cfg: R2D3Config):

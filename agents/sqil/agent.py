@@ -13,7 +13,6 @@ from agents.sqil.learning import sqil_loss
 
 class SQIL(Agent):
     name = "sqil"
-    summary = "Q-learning with demo reward 1, agent 0"
     config_cls = SQILConfig
 
     def __init__(self, cfg: SQILConfig):

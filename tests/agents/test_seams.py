@@ -368,3 +368,19 @@ def test_taken_makes_the_executed_action_the_next_input():
         fresh = controller()
         fresh.reset(env, obs0, {})
         fresh.taken(0)
+
+
+def test_demo_sequences_carry_the_agents_demo_extras(cartpole_demos):
+    from agents.core.demos import demo_sequences, load_demos
+
+    env = make_env("CartPole-v1")
+    demos = load_demos([cartpole_demos], "CartPole-v1", env)
+    net = RecurrentQNetwork(make_preprocessor(env.observation_space).spec, 2, 8, 8, True)
+
+    def certain(actions):  # Reactor's: the recorded action had probability 1
+        return {"mu": np.ones(len(actions), np.float32), "action_copy": actions.copy()}
+
+    seqs = demo_sequences(demos, make_preprocessor(env.observation_space), net, 9, 8,
+                          EndBehavior.ZERO_PAD, torch.device("cpu"), certain)  # fmt: skip
+    assert (seqs.extras["mu"][seqs.mask] == 1).all() and (seqs.extras["mu"][~seqs.mask] == 0).all()
+    np.testing.assert_array_equal(seqs.extras["action_copy"][seqs.mask], seqs.action[seqs.mask])
