@@ -129,7 +129,8 @@ class InteractConfig(ConfigGroup):
     """Stop early once an evaluation's mean return reaches this."""
 
     def check(self) -> None:
-        require(self, ("total_env_steps", "checkpoint_every", "keep_checkpoints"), 1)
+        require(self, ("total_env_steps", "checkpoint_every"), 1)
+        require(self, ("keep_checkpoints",), 0)
 
 
 @dataclass

@@ -17,6 +17,7 @@ SequenceWriter, so they arrive in the learner's batch as ``batch.extras[name]`` 
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
 from typing import NamedTuple, Protocol
 
@@ -112,10 +113,10 @@ class BatchPolicy:
         device: torch.device,
         rng: np.random.Generator,
     ) -> BatchPolicy:
-        """A policy on a fresh copy of ``network`` (same spec and weights)."""
-        clone = RecurrentNetwork(network.spec).to(device)
-        clone.load_state_dict(network.state_dict())
-        return BatchPolicy(clone.requires_grad_(False), selector, n, device, rng)
+        """A policy on a copy of ``network`` (its own module: the learner's live one is
+        never shared; copying draws nothing from torch's random generator)."""
+        clone = copy.deepcopy(network).to(device).requires_grad_(False)
+        return BatchPolicy(clone, selector, n, device, rng)
 
     def load_weights(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
         self.network.load_state_dict(weights)
