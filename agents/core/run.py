@@ -319,10 +319,11 @@ def _open(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
     previous = latest_checkpoint(run_dir)
     if not getattr(cfg, "resume", False):
         if previous is not None:
+            hint = "another --run-dir"
+            if hasattr(cfg, "resume"):
+                hint = "--resume or " + hint
             raise CheckpointError(
-                run_dir,
-                "expected a fresh run folder, got one with checkpoints "
-                "(pass --resume or another --run-dir)",
+                run_dir, f"expected a fresh run folder, got one with checkpoints (pass {hint})"
             )
         return None
     if previous is None:
