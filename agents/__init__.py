@@ -1,7 +1,9 @@
 """Learning from demonstrations. Reads episodes only through :mod:`demostudio.episode`.
 
-* :mod:`agents.core`: preprocessing, recurrent Q network, sequence cutting, prioritized
-  sequence replay, losses, learner, actors, checkpoints, logging, the shared trainer.
-* :mod:`agents.r2d2`, :mod:`agents.r2d3`: the algorithms (config + builder each).
-* :mod:`agents.registry`: the names ``demostudio train ALGO`` accepts.
+* :mod:`agents.core`: the shared core (config groups, networks as torso + heads, sequences
+  with extras, replay, learner with target sets, actor pool, schedules, the agent interface
+  and the run shell, checkpoints, restore); see its docstring.
+* :mod:`agents.r2d2`, :mod:`agents.r2d3`, :mod:`agents.dqfd`, :mod:`agents.bc`,
+  :mod:`agents.sqil`: the algorithms (config + agent + what differs each).
+* :mod:`agents.registry`: the one list of algorithms (CLI, compare, restore).
 """

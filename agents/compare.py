@@ -384,7 +384,12 @@ def plot_comparison(
         arr = np.array(curves)
         shown = ~np.all(np.isnan(arr), axis=0)
         g, arr = grid[shown], arr[:, shown]
-        ax.plot(g, np.nanmean(arr, 0), color=color, label=f"{algo} ({len(rows)} seeds)")
+        ax.plot(
+            g,
+            np.nanmean(arr, 0),
+            color=color,
+            label=f"{algo} ({len(rows)} seed{'' if len(rows) == 1 else 's'})",
+        )
         if len(rows) > 1:
             ax.fill_between(g, np.nanmin(arr, 0), np.nanmax(arr, 0), color=color, alpha=0.15)
     ax.axhline(threshold, color="gray", ls=":", lw=1, label=f"threshold {threshold:g}")

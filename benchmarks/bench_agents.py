@@ -49,7 +49,7 @@ def fake_leaf(leaf, lead: tuple[int, ...], rng: np.random.Generator) -> np.ndarr
 def fake_batch(cfg, spec, num_actions: int, episode_ends: bool, rng: np.random.Generator):
     """A batch of ``cfg.batch_size`` sequences; with ``episode_ends`` every sequence holds an
     episode end at a random step (terminal flag, then zero padding)."""
-    from agents.core.mixing import MixedSample
+    from agents.core.batch import Sample
     from agents.core.sequences import SequenceBatch
 
     b, length = cfg.batch_size, cfg.sequence_length
@@ -73,7 +73,8 @@ def fake_batch(cfg, spec, num_actions: int, episode_ends: bool, rng: np.random.G
         h0=np.zeros((b, cfg.lstm), np.float32),
         c0=np.zeros((b, cfg.lstm), np.float32),
     )
-    return MixedSample(batch, np.ones(b, np.float32), np.zeros(b, np.int64), np.arange(b))
+    zeros = np.zeros(b, np.int64)
+    return Sample(batch, np.ones(b, np.float32), zeros, np.arange(b), zeros.astype(bool))
 
 
 def time_learner(
@@ -81,17 +82,23 @@ def time_learner(
 ) -> tuple[float, float]:
     """Seconds per learner update on batches without / with episode ends, measured in
     alternating blocks so that load from other processes hits both alike."""
+    from agents.core.agent import EnvInfo
     from agents.core.learner import Learner
-    from agents.core.trainer import build_network
+    from agents.core.networks import RecurrentNetwork
+    from agents.core.preprocess import make_preprocessor
+    from agents.r2d2 import R2D2
     from demostudio.episode import make_env
 
     torch.manual_seed(0)
-    preprocess, net = build_network(cfg, make_env(cfg.env))
-    learner = Learner(net, cfg, device)
+    env = make_env(cfg.env)
+    agent = R2D2(cfg)
+    info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
+    nets = {k: RecurrentNetwork(s) for k, s in agent.network_specs(info).items()}
+    learner = Learner(nets, cfg, device, agent.loss(), agent.target_rules())
     rng = np.random.default_rng(0)
+    spec, n = info.preprocess.spec, info.num_actions
     kinds = {
-        ends: [fake_batch(cfg, preprocess.spec, net.num_actions, ends, rng) for _ in range(block)]
-        for ends in (False, True)
+        ends: [fake_batch(cfg, spec, n, ends, rng) for _ in range(block)] for ends in (False, True)
     }
     for s in kinds[False][:3] + kinds[True][:3]:
         learner.update(s)
@@ -111,17 +118,18 @@ def time_learner(
 
 
 def throughput(args) -> dict:
-    from agents.core.trainer import resolve_device
+    from agents.core.run import resolve_device
     from agents.r2d2 import R2D2Config, train_r2d2
 
     device = resolve_device(args.device)
     torch.set_num_threads(1)
-    cfg = R2D2Config(device=str(device.type))
+    cfg = R2D2Config(env="CartPole-v1", device=str(device.type))
     no_ends, with_ends = time_learner(cfg, device)
     run = Path(args.work) / f"throughput-{time.time_ns()}"
     t = time.perf_counter()
     res = train_r2d2(
         R2D2Config(
+            env="CartPole-v1",
             device=str(device.type),
             total_env_steps=args.steps,
             eval_every=0,

@@ -80,3 +80,54 @@ def test_runtime_imports_stay_in_their_layer():
         [sys.executable, "-c", code], capture_output=True, text=True, check=True
     ).stdout.strip()
     assert out == "", f"building the CLI imported {out}"
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(ROOT).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _import_cycles(folder: str) -> list[list[str]]:
+    """Cycles among the module-level imports of ``folder``'s modules (imports under
+    ``if TYPE_CHECKING:`` and inside functions are not module level)."""
+    files = {_module_name(p): p for p in (ROOT / folder).rglob("*.py")}
+    graph = {
+        name: sorted(
+            {m for _, m in _imports(p, module_level_only=True) if m in files and m != name}
+        )
+        for name, p in files.items()
+    }
+    cycles, state = [], {}
+
+    def visit(node: str, stack: list[str]) -> None:
+        state[node] = "open"
+        for nxt in graph[node]:
+            if state.get(nxt) == "open":
+                cycles.append([*stack[stack.index(nxt) :], nxt])
+            elif nxt not in state:
+                visit(nxt, [*stack, nxt])
+        state[node] = "done"
+
+    for name in sorted(graph):
+        if name not in state:
+            visit(name, [name])
+    return cycles
+
+
+def test_no_import_cycle_inside_agents():
+    assert _import_cycles("agents") == []
+
+
+def test_the_cycle_check_finds_a_cycle():
+    pkg = ROOT / "agents" / "_cycle_probe"
+    pkg.mkdir()
+    try:
+        (pkg / "__init__.py").write_text("")
+        (pkg / "a.py").write_text("from agents._cycle_probe.b import x\n")
+        (pkg / "b.py").write_text("from agents._cycle_probe.a import y\n")
+        found = _import_cycles("agents")
+        assert ["agents._cycle_probe.a", "agents._cycle_probe.b", "agents._cycle_probe.a"] in found
+    finally:
+        for f in pkg.iterdir():
+            f.unlink()
+        pkg.rmdir()

@@ -1,7 +1,7 @@
-"""Behaviour cloning's loss: cross-entropy of the network's action scores (used as logits)
-against the demonstrator's actions, over the learned steps of each sequence.
+"""Behaviour cloning's loss: cross-entropy of the policy head's logits against the
+demonstrator's actions, over the learned steps of each sequence (after the burn-in).
 
-Tensors are time-major ``[T, B, ...]`` as in the core (see :mod:`agents.core.learner`).
+Tensors are time-major ``[T, B, ...]`` as in the core (see :mod:`agents.core.batch`).
 """
 
 from __future__ import annotations
@@ -10,8 +10,11 @@ from typing import NamedTuple
 
 import torch
 
-from agents.core.learner import TorchBatch
-from agents.core.networks import RecurrentQNetwork
+from agents.core.batch import LearnerView, LossOutput, TorchBatch
+from agents.core.losses import unroll
+
+HEAD = "logits"
+"""The policy head BC trains and acts with."""
 
 
 class BCLoss(NamedTuple):
@@ -23,27 +26,13 @@ class BCLoss(NamedTuple):
     """Learned steps in the batch (scalar count)."""
 
 
-def policy_logits(network: RecurrentQNetwork, batch: TorchBatch, burn_in: int) -> torch.Tensor:
-    """Action scores ``[T - burn_in, B, A]`` after the burn-in, which only refreshes the
-    stored LSTM state (no gradient)."""
-    state = batch.state
-    if burn_in > 0:
-        with torch.no_grad():
-            state = network(
-                {k: v[:burn_in] for k, v in batch.obs.items()},
-                batch.prev_action[:burn_in],
-                batch.prev_reward[:burn_in],
-                state,
-            ).state
-    return network(
-        {k: v[burn_in:] for k, v in batch.obs.items()},
-        batch.prev_action[burn_in:],
-        batch.prev_reward[burn_in:],
-        state,
-    ).q
+def policy_logits(network: torch.nn.Module, batch: TorchBatch, burn_in: int) -> torch.Tensor:
+    """Logits ``[T - burn_in, B, A]`` after the burn-in, which only refreshes the stored
+    LSTM state (no gradient)."""
+    return unroll(network, batch, burn_in).heads[HEAD][burn_in:]
 
 
-def bc_loss(network: RecurrentQNetwork, batch: TorchBatch, burn_in: int) -> BCLoss:
+def bc_loss(network: torch.nn.Module, batch: TorchBatch, burn_in: int) -> BCLoss:
     logits = policy_logits(network, batch, burn_in)
     action = batch.action[burn_in:]
     mask = batch.mask[burn_in:].float()
@@ -56,4 +45,11 @@ def bc_loss(network: RecurrentQNetwork, batch: TorchBatch, burn_in: int) -> BCLo
     return BCLoss(loss, correct.detach(), steps.detach())
 
 
-__all__ = ["BCLoss", "bc_loss", "policy_logits"]
+def bc_learner_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
+    """:func:`bc_loss` as the learner's loss (no priorities: demo batches are uniform)."""
+    out = bc_loss(learner.network, batch, learner.cfg.burn_in)
+    accuracy = float(out.correct / out.steps.clamp(min=1))
+    return LossOutput(out.loss, metrics={"loss": float(out.loss.detach()), "accuracy": accuracy})
+
+
+__all__ = ["HEAD", "BCLoss", "bc_learner_loss", "bc_loss", "policy_logits"]

@@ -1,3 +1,39 @@
-"""The shared core of the learning-from-demonstration algorithms: preprocessing, recurrent
-Q networks, sequence cutting, prioritized sequence replay, losses, learner, actors,
-checkpoints, logging and the training loop."""
+"""The agents core: what every algorithm shares (Acme's split: config / networks / actor /
+learning / builder). An algorithm is its config plus what differs.
+
+Modules, bottom up (no module imports one above it; ``tests/test_import_rules.py`` checks
+that there is no import cycle in ``agents/``)::
+
+    config       config groups (RunConfig, InteractConfig, ActorConfig, NetworkConfig,
+                 SequenceConfig, OptimConfig, ReplayConfig, QLearningConfig, DemoConfig,
+                 DemoReplayConfig, DemoMixConfig); an algorithm's config inherits the groups
+                 it needs, each field declared once, the CLI flat
+    preprocess   observations -> arrays, one function for live steps and demos
+    sequences    SequenceWriter: episodes -> overlapping sequences with the stored LSTM state
+                 and the policy's per-step extras; SequenceBatch, with_extras, take
+    replay       prioritized sequence replay (sum tree); state arrays for --save-replay
+    networks     RecurrentNetwork = torso (encoder + LSTM) + named heads from a NetworkSpec
+                 (dueling_q | logits | distributional_q | value)
+    batch        TorchBatch (time-major, with is_demo and extras), Sample, LossOutput,
+                 LearnerView, Loss: the only types a loss needs
+    losses       unroll (burn-in without gradient), n-step targets, value rescaling, r2d2_loss
+    targets      HardCopy(every) | Polyak(tau)
+    learner      Learner(networks, cfg, device, loss, target rules): Adam, clip, targets,
+                 priorities back when the loss gives them
+    mixing       named DataSources (explicit demo flag) mixed per batch element
+    policy       BatchPolicy (own network copy, weights by version) + selectors returning
+                 (action, extras): EpsilonGreedy, SoftmaxSample
+    controller   AgentController: reset / act / taken (take-over) for watch and recording
+    actor        ActorPool protocol (step, update_weights, num_envs); VectorActor in process
+    demos        demo loading and checks; demo replay as a named demo source; demo_mix
+    schedules    ReplayRatio | OnPolicy | Offline
+    agent        Agent (the interface; its defaults are R2D2's), EnvInfo, Phase
+    run          the run shell: train(agent) -> TrainResult; RunContext for hooks
+    checkpoint   atomic writes, resume from the most env steps, previous format upgraded
+    restore      any registered agent back from a checkpoint, as a controller
+
+Writing an algorithm: subclass :class:`agents.core.agent.Agent` (see its docstring for
+each method and for how Reactor and RND-PPO plug in), give it a config composed from the
+groups, and add one line to :mod:`agents.registry`. ``demostudio train NAME``, compare,
+evaluate, watch and resume then work for it.
+"""

@@ -1,13 +1,22 @@
-"""Actors: vectorized environments stepped together, one epsilon per actor (Ape-X ladder),
-each env's stream cut into sequences by its own SequenceWriter."""
+"""The actor-pool seam and its first implementation.
+
+The run shell asks an :class:`ActorPool` for steps (``step()`` -> :class:`ActorStep`: the
+sequences completed, env steps taken, episodes finished) and hands it new weights by
+version (``update_weights(weights, version)``). :class:`VectorActor` is the in-process
+pool: vectorized environments stepped together by a :class:`BatchPolicy` that runs its own
+copy of the acting network (one epsilon per env for value-based agents), each env's stream
+cut into sequences, with the policy's per-step extras, by its own SequenceWriter. A pool of
+actors in other processes (Ray) implements the same two calls.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import NamedTuple
+from collections.abc import Callable, Mapping
+from typing import NamedTuple, Protocol
 
 import gymnasium as gym
 import numpy as np
+import torch
 
 from agents.core.policy import BatchPolicy
 from agents.core.preprocess import Preprocessor
@@ -30,6 +39,23 @@ class ActorStep(NamedTuple):
     finished: list[FinishedEpisode]
 
 
+class ActorPool(Protocol):
+    """Where experience comes from."""
+
+    num_envs: int
+    """Environments stepped together (a rollout is ``rollout_steps * num_envs`` steps)."""
+
+    def step(self) -> ActorStep:
+        """Experience gathered since the last call (at least one env step)."""
+        ...
+
+    def update_weights(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
+        """Act with these weights of the acting network (``version``: learner updates)."""
+        ...
+
+    def close(self) -> None: ...
+
+
 class VectorActor:
     def __init__(
         self,
@@ -45,7 +71,7 @@ class VectorActor:
         self.envs = gym.vector.SyncVectorEnv(env_fns)
         self.policy = policy
         self.preprocess = preprocess
-        self.n = len(env_fns)
+        self.n = self.num_envs = len(env_fns)
         self.writers = [SequenceWriter(length, period, end) for _ in range(self.n)]
         self.keep_episodes = keep_episodes
         self._episode_seqs: list[list[SequenceBatch]] = [[] for _ in range(self.n)]
@@ -57,8 +83,12 @@ class VectorActor:
         for i, w in enumerate(self.writers):
             w.begin({k: v[i] for k, v in self._obs.items()}, h[i], c[i])
 
+    def update_weights(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
+        self.policy.load_weights(weights, version)
+
     def step(self) -> ActorStep:
-        actions = self.policy.act(self._obs)
+        policy_step = self.policy.act(self._obs)
+        actions = policy_step.action
         next_obs, reward, terminated, truncated, _ = self.envs.step(actions)
         next_p = self.preprocess(next_obs)
         self.policy.observe(actions, reward)
@@ -76,7 +106,8 @@ class VectorActor:
                 continue
             env_steps += 1
             self._returns[i] += float(reward[i])
-            seq = w.step(actions[i], reward[i], bool(terminated[i]), obs_i, h[i], c[i])
+            extras = {k: v[i] for k, v in policy_step.extras.items()}
+            seq = w.step(actions[i], reward[i], bool(terminated[i]), obs_i, h[i], c[i], extras)
             if done[i]:
                 last = w.end()
                 seq = (
@@ -102,4 +133,4 @@ class VectorActor:
         self.envs.close()
 
 
-__all__ = ["ActorStep", "FinishedEpisode", "VectorActor"]
+__all__ = ["ActorPool", "ActorStep", "FinishedEpisode", "VectorActor"]

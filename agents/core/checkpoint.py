@@ -1,5 +1,13 @@
-"""Checkpoints: network, target, optimizer, counters and config (a plain dict), written
-atomically; loaded with ``torch.load(weights_only=True)`` (nothing is unpickled)."""
+"""Checkpoints: the agent's name, config, network specs and weights, targets, optimizer,
+counters and agent state (a plain dict), written atomically (temp file, fsync, rename, so a
+kill at any moment leaves the previous file whole); loaded with
+``torch.load(weights_only=True)`` (nothing is unpickled).
+
+``--resume`` continues from the checkpoint with the most env steps (then updates), not
+from ``final.pt`` by preference: a resumed run killed after its periodic checkpoints
+continues from them. Checkpoints of the previous format (one ``network``/``target`` pair
+of a Q network) are read as the current one.
+"""
 
 from __future__ import annotations
 
@@ -25,12 +33,34 @@ class CheckpointError(ValueError):
         self.path = str(path)
 
 
-def save_checkpoint(path: Path, payload: dict[str, Any]) -> Path:
+def _fsync_dir(folder: Path) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: Path, write: Any) -> Path:
+    """``write(file)`` into ``path`` atomically: temp file, flush, fsync, rename, fsync dir."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    torch.save(payload, tmp)
+    with open(tmp, "wb") as f:
+        write(f)
+        f.flush()
+        os.fsync(f.fileno())
     os.replace(tmp, path)
+    _fsync_dir(path.parent)
     return path
+
+
+def save_checkpoint(path: Path, payload: dict[str, Any]) -> Path:
+    return atomic_write(path, lambda f: torch.save(payload, f))
 
 
 def periodic_path(run_dir: Path, env_steps: int) -> Path:
@@ -46,13 +76,33 @@ def prune_checkpoints(run_dir: Path, keep: int) -> None:
         old.unlink(missing_ok=True)
 
 
+def _progress(path: Path) -> tuple[int, int] | None:
+    """``(env steps, updates)`` of a checkpoint, or None if it cannot be read."""
+    try:
+        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        counters = payload["counters"]
+        return int(counters["env_steps"]), int(counters.get("updates", 0))
+    except Exception:  # a damaged or foreign file is not a candidate
+        return None
+
+
 def latest_checkpoint(run_dir: Path) -> Path | None:
-    """The final checkpoint if there is one, else the newest periodic one."""
-    folder = run_dir / CHECKPOINT_DIR
-    if (folder / FINAL_NAME).exists():
-        return folder / FINAL_NAME
-    found = sorted(p for p in folder.glob("step-*.pt") if _PERIODIC.match(p.name))
-    return found[-1] if found else None
+    """The checkpoint with the most env steps (then updates; ``final.pt`` on a tie) among
+    ``checkpoints/*.pt``; unreadable files are passed over (the newest is returned when
+    none can be read, so that loading it reports why)."""
+    folder = Path(run_dir) / CHECKPOINT_DIR
+    found = sorted(folder.glob("*.pt")) if folder.is_dir() else []
+    best, best_key = None, None
+    for p in found:
+        progress = _progress(p)
+        if progress is None:
+            continue
+        key = (*progress, p.name == FINAL_NAME)
+        if best_key is None or key > best_key:
+            best, best_key = p, key
+    if best is None and found:
+        return max(found, key=lambda p: p.stat().st_mtime)
+    return best
 
 
 def replay_path(run_dir: Path) -> Path:
@@ -69,10 +119,7 @@ def save_replays(run_dir: Path, env_steps: int, buffers: dict[str, dict[str, np.
     for i, (name, state) in enumerate(buffers.items()):
         arrays[f"b{i}.name"] = np.frombuffer(name.encode("utf-8"), np.uint8)
         arrays.update({f"b{i}.{k}": v for k, v in state.items()})
-    tmp = path.with_name(path.name + ".tmp.npz")
-    np.savez(tmp, **arrays)
-    os.replace(tmp, path)
-    return path
+    return atomic_write(path, lambda f: np.savez(f, **arrays))
 
 
 def load_replays(run_dir: Path) -> tuple[int, dict[str, dict[str, np.ndarray]]] | None:
@@ -99,7 +146,36 @@ def load_replays(run_dir: Path) -> tuple[int, dict[str, dict[str, np.ndarray]]] 
     return env_steps, out
 
 
-REQUIRED_KEYS = ("algo", "config", "network", "obs_spec", "num_actions", "counters")
+REQUIRED_KEYS = ("algo", "config", "counters")
+LEGACY_HEAD = {"bc": "logits"}
+"""Head name of a previous-format checkpoint's dueling head, per algorithm (else ``q``)."""
+
+
+def upgrade_legacy(payload: dict[str, Any]) -> dict[str, Any]:
+    """A previous-format checkpoint (``network``, ``target``: one RecurrentQNetwork) as the
+    current format (``network_specs``, ``networks``, ``targets``); KeyError/TypeError/ValueError
+    when it lacks what that needs."""
+    from agents.core.networks import legacy_state_dict
+
+    cfg = payload["config"]
+    head = LEGACY_HEAD.get(str(payload["algo"]), "q")
+    spec = {
+        "obs_spec": payload["obs_spec"],
+        "num_actions": int(payload["num_actions"]),
+        "hidden": int(cfg["hidden"]),
+        "lstm": int(cfg["lstm"]),
+        "recurrent": bool(cfg.get("recurrent", True)),
+        "heads": {head: {"kind": "dueling_q", "atoms": 0}},
+    }
+    out = dict(payload)
+    out["network_specs"] = {"main": spec}
+    out["networks"] = {"main": legacy_state_dict(payload["network"], head)}
+    out["targets"] = (
+        {"main": legacy_state_dict(payload["target"], head)} if "target" in payload else {}
+    )
+    out.setdefault("updates", int(payload["counters"].get("updates", 0)))
+    out["agent_state"] = payload.get("algo_state") or {}
+    return out
 
 
 def load_checkpoint(
@@ -128,12 +204,27 @@ def load_checkpoint(
         raise CheckpointError(
             p, f"expected checkpoint keys {list(REQUIRED_KEYS)}, missing {missing}"
         )
+    if "network_specs" not in payload:
+        try:
+            payload = upgrade_legacy(payload)
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise CheckpointError(
+                p,
+                f"expected network_specs and networks (or a previous-format network), "
+                f"got none ({exc!r} missing or malformed)",
+            ) from None
+    for key in ("networks", "network_specs", "counters", "config"):
+        if not isinstance(payload.get(key), dict):
+            raise CheckpointError(
+                p, f"{key}: expected a dict, got {type(payload.get(key)).__name__}"
+            )
     payload["path"] = str(p)
     return payload
 
 
 __all__ = [
     "CheckpointError",
+    "atomic_write",
     "latest_checkpoint",
     "load_checkpoint",
     "load_replays",
@@ -142,4 +233,5 @@ __all__ = [
     "replay_path",
     "save_checkpoint",
     "save_replays",
+    "upgrade_legacy",
 ]

@@ -1,4 +1,20 @@
-"""The shared training config: every field is a ``demostudio train ALGO`` flag."""
+"""Config groups: each field is declared once, in the group it belongs to, with a one-line
+docstring that becomes its ``demostudio train ALGO --help`` text.
+
+An algorithm's config is a flat dataclass composed from groups by inheritance, so the CLI
+stays flat (``--hidden``, ``--demos``, ...)::
+
+    @dataclass
+    class R2D2Config(ReplayAgentConfig): ...              # run + actors + network + ...
+
+    @dataclass
+    class BCConfig(RunConfig, NetworkConfig, SequenceConfig, OptimConfig, DemoConfig,
+                   BCSettings): ...
+
+A subclass may change a field's default by declaring it again without a docstring (the
+group's docstring stays the help text). ``validate()`` runs the ``check`` of every group
+in the config, so each group checks its own fields once.
+"""
 
 from __future__ import annotations
 
@@ -6,44 +22,61 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def require(cfg: object, names: tuple[str, ...], low: float, strict: bool = False) -> None:
+    """ValueError naming the flag unless each field is ``>= low`` (``> low`` if strict)."""
+    for name in names:
+        v = getattr(cfg, name)
+        if v is None:
+            continue
+        if (v <= low) if strict else (v < low):
+            raise ValueError(f"{_flag(name)}: expected {'>' if strict else '>='} {low:g}, got {v}")
+
+
+def require_unit(cfg: object, names: tuple[str, ...]) -> None:
+    for name in names:
+        v = getattr(cfg, name)
+        if v is not None and not 0.0 <= v <= 1.0:
+            raise ValueError(f"{_flag(name)}: expected in [0, 1], got {v}")
 
 
 @dataclass
-class CoreConfig:
-    """Recurrent replay training (actors + prioritized sequence replay + recurrent learner)."""
+class ConfigGroup:
+    """Base of every group: ``validate`` runs each group's own ``check`` once."""
+
+    def check(self) -> None:
+        """Raise ValueError naming the flag for values of this group that cannot work."""
+
+    def validate(self) -> None:
+        seen = set()
+        for klass in reversed(type(self).__mro__):
+            fn = klass.__dict__.get("check")
+            if fn is not None and fn not in seen:
+                seen.add(fn)
+                fn(self)
+
+
+@dataclass
+class RunConfig(ConfigGroup):
+    """The run: env, seed, device, output folder, logging and evaluation."""
 
     # --- environment and run ---------------------------------------------------------------
-    env: str = "CartPole-v1"
-    """Gymnasium env id to train on."""
+    env: str | None = None
+    """Gymnasium env id to train on (required unless every demo was recorded on one env)."""
     env_kwargs: str = "{}"
     """Extra gymnasium.make keyword arguments as JSON, e.g. '{"max_episode_steps": 500}'."""
     seed: int = 0
-    """Seed for envs, replay sampling, exploration and network init."""
+    """Seed for envs, sampling, exploration, network init and evaluation episodes."""
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """Torch device for the learner and actors (auto: cuda when available)."""
-    total_env_steps: int = 100_000
-    """Stop after this many environment steps (all actors together)."""
     run_dir: Path | None = None
     """Output folder (metrics, TensorBoard, checkpoints); default runs/<algo>-<env>-s<seed>."""
-    resume: bool = False
-    """Continue from the last checkpoint in run_dir (with its replay if --save-replay was on);
-    `demostudio train` reuses the run's saved config, changing only the flags given."""
-    save_replay: bool = False
-    """Save the agent replay (and episode memory) with every checkpoint, as
-    checkpoints/replay.npz, so --resume continues with it; large for image observations."""
-    checkpoint_every: int = 25_000
-    """Save a checkpoint every this many env steps (and always at the end)."""
-    keep_checkpoints: int = 3
-    """How many periodic checkpoints to keep (the final one is always kept)."""
-    eval_every: int = 5_000
-    """Evaluate the greedy policy every this many env steps (0 disables)."""
-    eval_episodes: int = 5
-    """Episodes per evaluation."""
-    eval_epsilon: float = 0.0
-    """Exploration epsilon during evaluation."""
-    stop_return: float | None = None
-    """Stop early once an evaluation's mean return reaches this."""
     progress: bool = True
     """Show a progress bar."""
     tensorboard: bool = True
@@ -51,107 +84,19 @@ class CoreConfig:
     torch_threads: int = 1
     """torch.set_num_threads for training (small nets are fastest single-threaded)."""
 
-    # --- actors ----------------------------------------------------------------------------
-    num_actors: int = 4
-    """Vectorized environments stepped together, each with its own epsilon."""
-    epsilon_base: float = 0.4
-    """Ape-X ladder: actor i explores with epsilon_base ** (1 + epsilon_alpha * i / (N - 1))."""
-    epsilon_alpha: float = 7.0
-    """Ape-X ladder exponent spread."""
+    # --- evaluation ------------------------------------------------------------------------
+    eval_every: int = 5_000
+    """Evaluate the greedy policy every this many steps of the run's clock (env steps; updates
+    for offline algorithms) (0: only at the end)."""
+    eval_episodes: int = 5
+    """Episodes per evaluation."""
+    eval_epsilon: float = 0.0
+    """Exploration epsilon during evaluation."""
 
-    # --- network ---------------------------------------------------------------------------
-    hidden: int = 64
-    """Width of the encoder and head layers."""
-    lstm: int = 64
-    """LSTM state size (the core layer's width when not recurrent)."""
-    recurrent: bool = True
-    """LSTM core fed the previous action and reward; off: a feed-forward Q network."""
-
-    # --- sequences -------------------------------------------------------------------------
-    burn_in: int = 10
-    """Steps at the start of each sequence used only to refresh the stored LSTM state."""
-    trace: int = 20
-    """Steps of each sequence that are learned from (sequence = burn_in + trace + 1)."""
-    period: int = 10
-    """A new sequence starts every this many steps (overlap = length - period)."""
-    end_behavior: Literal["zero_pad", "align_end"] = "zero_pad"
-    """Sequences at an episode end: zero-padded, or moved back to end on the last step."""
-
-    # --- replay ----------------------------------------------------------------------------
-    replay_capacity: int = 10_000
-    """Agent replay size in sequences."""
-    min_replay: int = 64
-    """Sequences in the agent replay before learning starts."""
-    batch_size: int = 32
-    """Sequences per learner update."""
-    env_steps_per_update: float = 4.0
-    """Replay ratio: one learner update per this many env steps (all actors together)."""
-    priority_alpha: float = 0.6
-    """Priority exponent alpha (0 = uniform sampling)."""
-    priority_beta: float = 0.6
-    """Importance-weight exponent beta."""
-    priority_eta: float = 0.9
-    """Sequence priority = eta * max|delta| + (1 - eta) * mean|delta|."""
-
-    # --- learning --------------------------------------------------------------------------
-    discount: float = 0.99
-    """Discount factor gamma."""
-    n_step: int = 5
-    """n of the n-step double-Q targets."""
-    value_rescaling: bool = True
-    """Use h(x) = sign(x)(sqrt(|x|+1)-1) + eps*x on targets (R2D2)."""
-    rescale_eps: float = 1e-3
-    """eps of the value rescaling h."""
-    learning_rate: float = 1e-3
-    """Adam learning rate."""
-    adam_eps: float = 1e-3
-    """Adam epsilon."""
-    max_grad_norm: float = 10.0
-    """Gradient norm clip."""
-    target_update_every: int = 500
-    """Copy the online network to the target network every this many updates."""
-
-    @property
-    def sequence_length(self) -> int:
-        return self.burn_in + self.trace + 1
-
-    def validate(self) -> None:
-        """Raise ValueError naming the field for values that cannot work."""
-        positive = [
-            "total_env_steps",
-            "num_actors",
-            "hidden",
-            "lstm",
-            "trace",
-            "period",
-            "replay_capacity",
-            "batch_size",
-            "n_step",
-            "target_update_every",
-            "eval_episodes",
-        ]
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise ValueError(
-                    f"--{name.replace('_', '-')}: expected >= 1, got {getattr(self, name)}"
-                )
-        if self.period > self.trace:
-            raise ValueError(
-                f"--period: expected <= --trace ({self.trace}) so that every step is learned "
-                f"from, got {self.period}"
-            )
-        if self.burn_in < 0:
-            raise ValueError(f"--burn-in: expected >= 0, got {self.burn_in}")
-        if self.env_steps_per_update <= 0:
-            raise ValueError(
-                f"--env-steps-per-update: expected > 0, got {self.env_steps_per_update}"
-            )
-        if not 0.0 <= self.priority_eta <= 1.0:
-            raise ValueError(f"--priority-eta: expected in [0, 1], got {self.priority_eta}")
-        if not 0.0 < self.discount <= 1.0:
-            raise ValueError(f"--discount: expected in (0, 1], got {self.discount}")
-        kwargs = self.make_kwargs()
-        if not isinstance(kwargs, dict):
+    def check(self) -> None:
+        require(self, ("eval_episodes", "torch_threads"), 1)
+        require(self, ("eval_every",), 0)
+        if not isinstance(self.make_kwargs(), dict):
             raise ValueError(f"--env-kwargs: expected a JSON object, got {self.env_kwargs!r}")
 
     def make_kwargs(self) -> dict[str, Any]:
@@ -163,7 +108,209 @@ class CoreConfig:
             ) from None
 
 
-def config_to_dict(cfg: CoreConfig) -> dict[str, Any]:
+@dataclass
+class InteractConfig(ConfigGroup):
+    """Runs that step envs: the budget, checkpoints and --resume."""
+
+    total_env_steps: int = 100_000
+    """Stop after this many environment steps (all actors together)."""
+    resume: bool = False
+    """Continue from the checkpoint with the most env steps in run_dir (with its replay if
+    --save-replay was on); `demostudio train` reuses the run's saved config, changing only
+    the flags given."""
+    save_replay: bool = False
+    """Save the agent replay (and episode memory) with every checkpoint, as
+    checkpoints/replay.npz, so --resume continues with it; large for image observations."""
+    checkpoint_every: int = 25_000
+    """Save a checkpoint every this many env steps (and always at the end)."""
+    keep_checkpoints: int = 3
+    """How many periodic checkpoints to keep (the final one is always kept)."""
+    stop_return: float | None = None
+    """Stop early once an evaluation's mean return reaches this."""
+
+    def check(self) -> None:
+        require(self, ("total_env_steps", "checkpoint_every"), 1)
+        require(self, ("keep_checkpoints",), 0)
+
+
+@dataclass
+class ActorConfig(ConfigGroup):
+    """Vectorized actors with an Ape-X epsilon ladder."""
+
+    num_actors: int = 4
+    """Vectorized environments stepped together, each with its own epsilon."""
+    epsilon_base: float = 0.4
+    """Ape-X ladder: actor i explores with epsilon_base ** (1 + epsilon_alpha * i / (N - 1))."""
+    epsilon_alpha: float = 7.0
+    """Ape-X ladder exponent spread."""
+
+    def check(self) -> None:
+        require(self, ("num_actors",), 1)
+
+
+@dataclass
+class NetworkConfig(ConfigGroup):
+    """The recurrent torso (encoder + LSTM) shared by every head."""
+
+    hidden: int = 64
+    """Width of the encoder and head layers."""
+    lstm: int = 64
+    """LSTM state size (the core layer's width when not recurrent)."""
+    recurrent: bool = True
+    """LSTM core fed the previous action and reward; off: a feed-forward network."""
+
+    def check(self) -> None:
+        require(self, ("hidden", "lstm"), 1)
+
+
+@dataclass
+class SequenceConfig(ConfigGroup):
+    """How episodes are cut into sequences (see agents.core.sequences)."""
+
+    burn_in: int = 10
+    """Steps at the start of each sequence used only to refresh the stored LSTM state."""
+    trace: int = 20
+    """Steps of each sequence that are learned from (sequence = burn_in + trace + 1)."""
+    period: int = 10
+    """A new sequence starts every this many steps (overlap = length - period)."""
+    end_behavior: Literal["zero_pad", "align_end"] = "zero_pad"
+    """Sequences at an episode end: zero-padded, or moved back to end on the last step."""
+
+    @property
+    def sequence_length(self) -> int:
+        return self.burn_in + self.trace + 1
+
+    def check(self) -> None:
+        require(self, ("trace", "period"), 1)
+        require(self, ("burn_in",), 0)
+        if self.period > self.trace:
+            raise ValueError(
+                f"--period: expected <= --trace ({self.trace}) so that every step is learned "
+                f"from, got {self.period}"
+            )
+
+
+@dataclass
+class OptimConfig(ConfigGroup):
+    """The learner's optimiser and batch size."""
+
+    batch_size: int = 32
+    """Sequences per learner update."""
+    learning_rate: float = 1e-3
+    """Adam learning rate."""
+    adam_eps: float = 1e-3
+    """Adam epsilon."""
+    max_grad_norm: float = 10.0
+    """Gradient norm clip."""
+
+    def check(self) -> None:
+        require(self, ("batch_size",), 1)
+        require(self, ("learning_rate", "adam_eps", "max_grad_norm"), 0.0, strict=True)
+
+
+@dataclass
+class ReplayConfig(ConfigGroup):
+    """The prioritized agent replay and the replay ratio."""
+
+    replay_capacity: int = 10_000
+    """Agent replay size in sequences."""
+    min_replay: int = 64
+    """Sequences in the agent replay before learning starts."""
+    env_steps_per_update: float = 4.0
+    """Replay ratio: one learner update per this many env steps (all actors together)."""
+    priority_alpha: float = 0.6
+    """Priority exponent alpha (0 = uniform sampling)."""
+    priority_beta: float = 0.6
+    """Importance-weight exponent beta."""
+    priority_eta: float = 0.9
+    """Sequence priority = eta * max|delta| + (1 - eta) * mean|delta|."""
+
+    def check(self) -> None:
+        require(self, ("replay_capacity",), 1)
+        require(self, ("env_steps_per_update",), 0.0, strict=True)
+        require_unit(self, ("priority_eta",))
+
+
+@dataclass
+class QLearningConfig(ConfigGroup):
+    """n-step double Q-learning targets and the target network."""
+
+    discount: float = 0.99
+    """Discount factor gamma."""
+    n_step: int = 5
+    """n of the n-step double-Q targets."""
+    value_rescaling: bool = True
+    """Use h(x) = sign(x)(sqrt(|x|+1)-1) + eps*x on targets (R2D2)."""
+    rescale_eps: float = 1e-3
+    """eps of the value rescaling h."""
+    target_update_every: int = 500
+    """Copy the online network to the target network every this many updates."""
+
+    def check(self) -> None:
+        require(self, ("n_step", "target_update_every"), 1)
+        if not 0.0 < self.discount <= 1.0:
+            raise ValueError(f"--discount: expected in (0, 1], got {self.discount}")
+
+
+@dataclass
+class DemoConfig(ConfigGroup):
+    """Demonstrations read from episode files."""
+
+    demos: tuple[Path, ...] = ()
+    """Demo episode files or folders (searched recursively for *.h5)."""
+    demo_env_override: str | None = None
+    """Accept demos recorded on this env id instead of --env (spaces must still match)."""
+
+    def check(self) -> None:
+        if not self.demos:
+            raise ValueError("--demos: expected at least one demo file or folder, got none")
+
+
+@dataclass
+class DemoReplayConfig(ConfigGroup):
+    """The demos kept in a prioritized replay of their own (R2D3, DQfD, SQIL)."""
+
+    demo_capacity: int = 50_000
+    """Demo replay size in sequences (demos are never evicted)."""
+
+    def check(self) -> None:
+        require(self, ("demo_capacity",), 1)
+
+
+@dataclass
+class DemoMixConfig(ConfigGroup):
+    """A demo replay mixed into batches by a fixed or annealed ratio (R2D3, SQIL)."""
+
+    demo_ratio: float = 0.25
+    """Probability that a batch element comes from the demo replay (initial value)."""
+    demo_ratio_final: float | None = None
+    """Anneal the demo ratio linearly to this value (none: keep it fixed)."""
+    demo_ratio_steps: int = 50_000
+    """Env steps over which the demo ratio is annealed."""
+
+    def check(self) -> None:
+        require_unit(self, ("demo_ratio", "demo_ratio_final"))
+
+
+@dataclass
+class ReplayAgentConfig(
+    QLearningConfig,
+    ReplayConfig,
+    OptimConfig,
+    SequenceConfig,
+    NetworkConfig,
+    ActorConfig,
+    InteractConfig,
+    RunConfig,
+):
+    """Recurrent replay training (actors + prioritized sequence replay + recurrent learner)."""
+
+
+CoreConfig = ReplayAgentConfig
+"""The former name of :class:`ReplayAgentConfig` (still used by a benchmark)."""
+
+
+def config_to_dict(cfg: Any) -> dict[str, Any]:
     """JSON-able dict (Paths as strings, tuples as lists)."""
     out: dict[str, Any] = {}
     for f in dataclasses.fields(cfg):
@@ -176,4 +323,42 @@ def config_to_dict(cfg: CoreConfig) -> dict[str, Any]:
     return out
 
 
-__all__ = ["CoreConfig", "config_to_dict"]
+C = TypeVar("C")
+
+
+def config_from_dict(cls: type[C], values: dict[str, Any]) -> C:
+    """A config of ``cls`` from a saved dict (``config_to_dict``'s output): unknown keys are
+    ignored and missing ones keep their defaults (a checkpoint of an older version)."""
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    kwargs: dict[str, Any] = {}
+    for name, v in values.items():
+        if name not in fields:
+            continue
+        if isinstance(v, list):
+            v = tuple(Path(x) if name == "demos" else x for x in v)
+        elif name == "run_dir" and v is not None:
+            v = Path(v)
+        kwargs[name] = v
+    return cls(**kwargs)
+
+
+__all__ = [
+    "ActorConfig",
+    "ConfigGroup",
+    "CoreConfig",
+    "DemoConfig",
+    "DemoMixConfig",
+    "DemoReplayConfig",
+    "InteractConfig",
+    "NetworkConfig",
+    "OptimConfig",
+    "QLearningConfig",
+    "ReplayAgentConfig",
+    "ReplayConfig",
+    "RunConfig",
+    "SequenceConfig",
+    "config_from_dict",
+    "config_to_dict",
+    "require",
+    "require_unit",
+]

@@ -10,7 +10,7 @@ LSTM states are the current network's states along the demo.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -18,14 +18,15 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agents.core.networks import RecurrentQNetwork
-from agents.core.policy import BatchPolicy
+from agents.core.mixing import DataSource
+from agents.core.networks import RecurrentNetwork
+from agents.core.policy import BatchPolicy, EpsilonGreedy
 from agents.core.preprocess import Preprocessor, obs_spec
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, concat_batches
 
 if TYPE_CHECKING:
-    from agents.core.trainer import TrainContext
+    from agents.core.run import RunContext
 
 from demostudio.episode import EpisodeData, EpisodeError, find_episodes, load_episode, read_summary
 
@@ -86,22 +87,28 @@ def load_demos(
 def episode_sequences(
     episode: EpisodeData,
     preprocess: Preprocessor,
-    network: RecurrentQNetwork,
+    network: RecurrentNetwork,
     length: int,
     period: int,
     end: EndBehavior,
     device: torch.device,
+    extras: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None,
 ) -> SequenceBatch | None:
-    """Cut one recorded episode into sequences (stored states from ``network``)."""
+    """Cut one recorded episode into sequences (stored states from ``network``, read only;
+    per-step extras from ``extras(actions)``, see ``Agent.demo_extras``)."""
     processed = preprocess(episode.observations)  # the actors' function, on all T+1 steps
-    policy = BatchPolicy(network, preprocess, np.zeros(1), device, np.random.default_rng(0))
+    head = next(iter(network.spec.heads))  # the selector is unused: only states are read
+    policy = BatchPolicy(
+        network, EpsilonGreedy(np.zeros(1), head), 1, device, np.random.default_rng(0)
+    )
     writer = SequenceWriter(length, period, end)
     h, c = policy.numpy_state()
     writer.begin({k: v[0] for k, v in processed.items()}, h[0], c[0])
     actions = np.asarray(episode.actions).astype(np.int64).reshape(len(episode))
+    per_step = extras(actions) if extras is not None else {}
     parts = []
     for t in range(len(episode)):
-        policy.act({k: v[t : t + 1] for k, v in processed.items()})
+        policy.step_network({k: v[t : t + 1] for k, v in processed.items()})
         policy.observe(actions[t : t + 1], episode.rewards[t : t + 1])
         h, c = policy.numpy_state()
         seq = writer.step(
@@ -111,6 +118,7 @@ def episode_sequences(
             {k: v[t + 1] for k, v in processed.items()},
             h[0],
             c[0],
+            {k: v[t] for k, v in per_step.items()},
         )
         if seq is not None:
             parts.append(seq)
@@ -123,16 +131,18 @@ def episode_sequences(
 def demo_sequences(
     demos: DemoSet,
     preprocess: Preprocessor,
-    network: RecurrentQNetwork,
+    network: RecurrentNetwork,
     length: int,
     period: int,
     end: EndBehavior,
     device: torch.device,
+    extras: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None,
 ) -> SequenceBatch:
     parts = [
         s
         for e in demos.episodes
-        if (s := episode_sequences(e, preprocess, network, length, period, end, device)) is not None
+        if (s := episode_sequences(e, preprocess, network, length, period, end, device, extras))
+        is not None
     ]
     if not parts:
         raise ValueError(
@@ -141,14 +151,20 @@ def demo_sequences(
     return concat_batches(parts)
 
 
-def build_demo_replay(cfg: Any, ctx: TrainContext) -> PrioritizedSequenceReplay:
-    """The demo replay: the demos named by ``cfg.demos`` (checked against the training env,
-    see :func:`load_demos`), cut into sequences exactly as the actors cut agent experience, in
-    a prioritized buffer of their own that holds all of them. ``cfg`` is a config with the
-    demo fields (R2D3, DQfD, SQIL). Records the demo counts in ``ctx.extras``."""
+def context_demos(cfg: Any, ctx: RunContext) -> DemoSet:
+    """The demos of ``cfg.demos`` checked against the run's env (counts into ``ctx.extras``)."""
     demos = load_demos(cfg.demos, cfg.env, ctx.env, cfg.demo_env_override)
     ctx.extras["demo_episodes"] = len(demos.paths)
     ctx.extras["demo_steps"] = demos.steps
+    return demos
+
+
+def build_demo_replay(cfg: Any, ctx: RunContext) -> PrioritizedSequenceReplay:
+    """The demo replay: the demos named by ``cfg.demos`` (checked against the training env,
+    see :func:`load_demos`), cut into sequences exactly as the actors cut agent experience, in
+    a prioritized buffer of their own that holds all of them. ``cfg`` has the DemoConfig,
+    SequenceConfig and ReplayConfig groups (R2D3, DQfD, SQIL)."""
+    demos = context_demos(cfg, ctx)
     seqs = demo_sequences(
         demos,
         ctx.preprocess,
@@ -157,6 +173,7 @@ def build_demo_replay(cfg: Any, ctx: TrainContext) -> PrioritizedSequenceReplay:
         cfg.period,
         EndBehavior(cfg.end_behavior),
         ctx.device,
+        ctx.agent.demo_extras,
     )
     if len(seqs) > cfg.demo_capacity:
         raise ValueError(
@@ -176,11 +193,20 @@ def build_demo_replay(cfg: Any, ctx: TrainContext) -> PrioritizedSequenceReplay:
     return buffer
 
 
+def demo_source(
+    cfg: Any, ctx: RunContext, ratio: Callable[[float], float], name: str = "demo replay"
+) -> DataSource:
+    """:func:`build_demo_replay` as a named data source flagged ``demo``."""
+    return DataSource(name, build_demo_replay(cfg, ctx), ratio, demo=True)
+
+
 __all__ = [
     "DemoSet",
     "build_demo_replay",
     "check_demo",
+    "context_demos",
     "demo_sequences",
+    "demo_source",
     "episode_sequences",
     "load_demos",
 ]

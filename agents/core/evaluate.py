@@ -7,7 +7,7 @@ from typing import NamedTuple
 import gymnasium as gym
 import numpy as np
 
-from agents.core.policy import AgentController
+from agents.core.controller import AgentController
 
 
 class EvalResult(NamedTuple):

@@ -1,150 +1,94 @@
-"""The recurrent learner: burn-in + unroll of online and target networks, a pluggable loss,
-Adam, gradient clipping, target network copied every K updates, priorities returned."""
+"""The learner: the trained networks, their target copies (each following its network by a
+:mod:`~agents.core.targets` rule), one Adam optimiser over every trainable parameter,
+gradient clipping, and a pluggable loss that may return priorities.
+
+The loss is called as ``loss(learner, batch)`` and reads ``learner.networks`` /
+``learner.targets`` / ``learner.cfg`` (:class:`agents.core.batch.LearnerView`); losses import
+:mod:`agents.core.batch`, never this module. A network whose parameters do not require
+gradients (RND's fixed random target) is held and checkpointed but not trained.
+"""
 
 from __future__ import annotations
 
-import copy
-from typing import NamedTuple, Protocol
+from collections.abc import Mapping
+from typing import Any
 
 import numpy as np
 import torch
 
-from agents.core.losses import LossFn, r2d2_loss
-from agents.core.mixing import MixedSample
-from agents.core.networks import LSTMState, RecurrentQNetwork
-
-
-class LearnerSettings(Protocol):
-    """The config fields the learner reads (any algorithm config built on the core has them)."""
-
-    burn_in: int
-    discount: float
-    n_step: int
-    value_rescaling: bool
-    rescale_eps: float
-    learning_rate: float
-    adam_eps: float
-    max_grad_norm: float
-    target_update_every: int
-
-
-class TorchBatch(NamedTuple):
-    """A sampled batch on the learner's device, time-major ``[T, B, ...]``."""
-
-    obs: dict[str, torch.Tensor]
-    prev_action: torch.Tensor
-    prev_reward: torch.Tensor
-    action: torch.Tensor
-    reward: torch.Tensor
-    terminal: torch.Tensor
-    mask: torch.Tensor
-    state: LSTMState
-    weight: torch.Tensor
-    """``[B]`` importance weights."""
-    source: torch.Tensor
-    """``[B]`` which buffer each element came from (0 = agent replay)."""
-
-
-def to_torch(sample: MixedSample, device: torch.device) -> TorchBatch:
-    b = sample.batch
-
-    def tm(x: np.ndarray) -> torch.Tensor:  # [B, L, ...] -> [L, B, ...]
-        return torch.from_numpy(np.ascontiguousarray(np.swapaxes(x, 0, 1))).to(device)
-
-    return TorchBatch(
-        obs={k: tm(v) for k, v in b.obs.items()},
-        prev_action=tm(b.prev_action),
-        prev_reward=tm(b.prev_reward),
-        action=tm(b.action),
-        reward=tm(b.reward),
-        terminal=tm(b.terminal),
-        mask=tm(b.mask),
-        state=LSTMState(torch.from_numpy(b.h0).to(device), torch.from_numpy(b.c0).to(device)),
-        weight=torch.from_numpy(sample.weight).to(device),
-        source=torch.from_numpy(sample.source).to(device),
-    )
+from agents.core.batch import Loss, Sample, to_torch
+from agents.core.targets import TargetRule, make_target
 
 
 class Learner:
     def __init__(
         self,
-        network: RecurrentQNetwork,
-        cfg: LearnerSettings,
+        networks: Mapping[str, torch.nn.Module],
+        cfg: Any,
         device: torch.device,
-        loss_fn: LossFn = r2d2_loss,
+        loss: Loss,
+        targets: Mapping[str, TargetRule] | None = None,
     ):
+        """``cfg`` needs ``learning_rate``, ``adam_eps`` and ``max_grad_norm``."""
+        if "main" not in networks:
+            raise ValueError(f"expected a network named 'main', got {sorted(networks)}")
         self.cfg = cfg
         self.device = device
-        self.network = network.to(device)
-        self.target = copy.deepcopy(self.network).requires_grad_(False)
-        self.loss_fn = loss_fn
-        self.optimizer = torch.optim.Adam(
-            self.network.parameters(), lr=cfg.learning_rate, eps=cfg.adam_eps
-        )
+        self.networks = {k: n.to(device) for k, n in networks.items()}
+        self.rules = dict(targets or {})
+        self.targets = {k: make_target(self.networks[k]) for k in self.rules}
+        self.loss_fn = loss
+        self.params = [p for n in self.networks.values() for p in n.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.Adam(self.params, lr=cfg.learning_rate, eps=cfg.adam_eps)
         self.updates = 0
 
-    def unroll(self, batch: TorchBatch) -> tuple[torch.Tensor, torch.Tensor]:
-        """Online and target Q ``[T, B, A]`` over the whole sequence, both starting from the
-        stored state; the burn-in part of the online unroll carries no gradient."""
-        burn = self.cfg.burn_in
+    @property
+    def network(self) -> torch.nn.Module:
+        return self.networks["main"]
 
-        def part(x: torch.Tensor | dict, lo: int, hi: int | None):
-            if isinstance(x, dict):
-                return {k: v[lo:hi] for k, v in x.items()}
-            return x[lo:hi]
+    @property
+    def target(self) -> torch.nn.Module:
+        return self.targets["main"]
 
-        with torch.no_grad():
-            q_target = self.target(batch.obs, batch.prev_action, batch.prev_reward, batch.state).q
-            state = batch.state
-            q_burn = None
-            if burn > 0:
-                out = self.network(
-                    part(batch.obs, 0, burn),
-                    batch.prev_action[:burn],
-                    batch.prev_reward[:burn],
-                    state,
-                )
-                q_burn, state = out.q, out.state
-        q_rest = self.network(
-            part(batch.obs, burn, None), batch.prev_action[burn:], batch.prev_reward[burn:], state
-        ).q
-        q_online = q_rest if q_burn is None else torch.cat([q_burn, q_rest], dim=0)
-        return q_online, q_target
-
-    def update(self, sample: MixedSample) -> tuple[dict[str, float], np.ndarray, np.ndarray]:
-        """One gradient step; returns metrics and ``[B, T]`` |TD| and learned mask (numpy)."""
+    def update(
+        self, sample: Sample
+    ) -> tuple[dict[str, float], np.ndarray | None, np.ndarray | None]:
+        """One gradient step; returns metrics and, when the loss gives them, ``[B, T]`` |TD|
+        and the learned mask (numpy) for priorities."""
         batch = to_torch(sample, self.device)
         out = self.loss_fn(self, batch)
         self.optimizer.zero_grad(set_to_none=True)
         out.loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(
-            self.network.parameters(), self.cfg.max_grad_norm
-        )
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm)
         self.optimizer.step()
         self.updates += 1
-        if self.updates % self.cfg.target_update_every == 0:
-            self.sync_target()
+        for name, rule in self.rules.items():
+            rule.update(self.targets[name], self.networks[name], self.updates)
         metrics = dict(out.metrics, grad_norm=float(grad_norm))
-        td = out.td_abs.T.cpu().numpy()
-        mask = out.learn_mask.T.cpu().numpy()
-        return metrics, td, mask
+        if out.td_abs is None or out.learn_mask is None:
+            return metrics, None, None
+        return metrics, out.td_abs.T.cpu().numpy(), out.learn_mask.T.cpu().numpy()
 
     def sync_target(self) -> None:
-        self.target.load_state_dict(self.network.state_dict())
+        """Copy every network to its target now."""
+        for name, target in self.targets.items():
+            target.load_state_dict(self.networks[name].state_dict())
 
-    def state_dict(self) -> dict:
+    def state_dict(self) -> dict[str, Any]:
         return {
-            "network": self.network.state_dict(),
-            "target": self.target.state_dict(),
+            "networks": {k: n.state_dict() for k, n in self.networks.items()},
+            "targets": {k: t.state_dict() for k, t in self.targets.items()},
             "optimizer": self.optimizer.state_dict(),
             "updates": self.updates,
         }
 
-    def load_state_dict(self, state: dict) -> None:
-        self.network.load_state_dict(state["network"])
-        self.target.load_state_dict(state["target"])
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        for k, n in self.networks.items():
+            n.load_state_dict(state["networks"][k])
+        for k, t in self.targets.items():
+            t.load_state_dict(state["targets"][k])
         self.optimizer.load_state_dict(state["optimizer"])
         self.updates = int(state["updates"])
 
 
-__all__ = ["Learner", "LearnerSettings", "TorchBatch", "to_torch"]
+__all__ = ["Learner"]

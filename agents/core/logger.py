@@ -21,14 +21,15 @@ class RunLogger:
 
             self._tb = SummaryWriter(str(run_dir / "tb"))
 
-    def log(self, kind: str, env_steps: int, **values: Any) -> None:
+    def log(self, kind: str, env_steps: int, tb_step: int | None = None, **values: Any) -> None:
+        """One metrics.jsonl row; TensorBoard's x axis is ``tb_step`` (default env steps)."""
         clean = {k: v for k, v in values.items() if not (isinstance(v, float) and math.isnan(v))}
         self._file.write(json.dumps({"kind": kind, "env_steps": env_steps, **clean}) + "\n")
         self._file.flush()
         if self._tb is not None:
             for k, v in clean.items():
                 if isinstance(v, (int, float)) and not isinstance(v, bool):
-                    self._tb.add_scalar(f"{kind}/{k}", v, env_steps)
+                    self._tb.add_scalar(f"{kind}/{k}", v, env_steps if tb_step is None else tb_step)
 
     def close(self) -> None:
         self._file.close()

@@ -5,13 +5,10 @@ Tensors are time-major ``[T, B]`` (``[T, B, A]`` for action values).
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import TYPE_CHECKING, NamedTuple
-
 import torch
 
-if TYPE_CHECKING:
-    from agents.core.learner import Learner, TorchBatch
+from agents.core.batch import LearnerView, LossOutput, TorchBatch
+from agents.core.networks import NetworkOutput
 
 
 def value_rescale(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
@@ -66,24 +63,54 @@ def n_step_targets(
     return target if rescale_eps is None else value_rescale(target, rescale_eps)
 
 
-class LossOutput(NamedTuple):
-    loss: torch.Tensor
-    """Scalar to minimise."""
-    td_abs: torch.Tensor
-    """``[T, B]`` |TD error| per step, for priorities (zeros outside the learned mask)."""
-    learn_mask: torch.Tensor
-    """``[T, B]`` bool, the steps the loss used."""
-    metrics: dict[str, float]
+def unroll(
+    network: torch.nn.Module, batch: TorchBatch, burn_in: int, grad: bool = True
+) -> NetworkOutput:
+    """All heads ``[T, B, ...]`` over the whole sequence from the stored state; the first
+    ``burn_in`` steps only refresh the state and carry no gradient (all steps carry none
+    when ``grad`` is False)."""
+
+    def part(x: torch.Tensor | dict, lo: int, hi: int | None):
+        if isinstance(x, dict):
+            return {k: v[lo:hi] for k, v in x.items()}
+        return x[lo:hi]
+
+    if not grad:
+        with torch.no_grad():
+            return network(batch.obs, batch.prev_action, batch.prev_reward, batch.state)
+    state, burn = batch.state, None
+    if burn_in > 0:
+        with torch.no_grad():
+            burn = network(
+                part(batch.obs, 0, burn_in),
+                batch.prev_action[:burn_in],
+                batch.prev_reward[:burn_in],
+                state,
+            )
+            state = burn.state
+    rest = network(
+        part(batch.obs, burn_in, None),
+        batch.prev_action[burn_in:],
+        batch.prev_reward[burn_in:],
+        state,
+    )
+    if burn is None:
+        return rest
+    heads = {k: torch.cat([burn.heads[k], v], dim=0) for k, v in rest.heads.items()}
+    return NetworkOutput(heads, rest.state)
 
 
-LossFn = Callable[["Learner", "TorchBatch"], LossOutput]
-"""A pluggable loss: gets the learner (networks, config) and a batch, returns LossOutput."""
+def q_values(learner: LearnerView, batch: TorchBatch) -> tuple[torch.Tensor, torch.Tensor]:
+    """Online and target Q ``[T, B, A]`` (head ``q`` of ``main`` and of its target)."""
+    q_target = unroll(learner.target, batch, 0, grad=False).q
+    q_online = unroll(learner.network, batch, learner.cfg.burn_in).q
+    return q_online, q_target
 
 
-def r2d2_loss(learner: Learner, batch: TorchBatch) -> LossOutput:
+def r2d2_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
     """n-step double Q-learning with value rescaling over the trace (after burn-in)."""
     cfg = learner.cfg
-    q_online, q_target = learner.unroll(batch)
+    q_online, q_target = q_values(learner, batch)
     burn = cfg.burn_in
     greedy = q_online.argmax(dim=-1, keepdim=True)
     bootstrap = q_target.gather(-1, greedy).squeeze(-1)
@@ -109,10 +136,10 @@ def r2d2_loss(learner: Learner, batch: TorchBatch) -> LossOutput:
 
 
 __all__ = [
-    "LossFn",
-    "LossOutput",
     "inverse_value_rescale",
     "n_step_targets",
+    "q_values",
     "r2d2_loss",
+    "unroll",
     "value_rescale",
 ]

@@ -1,20 +1,22 @@
-"""Batches mixed from several prioritized buffers (agent replay, demo replay, episode memory).
+"""Batches mixed from named data sources (agent replay, demo replay, episode memory).
 
-Each batch element is drawn from an extra source with that source's probability (its
-ratio), otherwise from the main buffer. Priorities computed by the learner are written back
-to whichever buffer each element came from.
+Each source is a prioritized buffer with a name and an explicit ``demo`` flag (no source is
+"the demos" by position: a loss reads ``batch.is_demo``). Each batch element is drawn from
+an extra source with that source's probability (its ratio), otherwise from the main source.
+Priorities computed by the learner are written back to whichever buffer each element came
+from.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
 
+from agents.core.batch import Sample
 from agents.core.replay import PrioritizedSequenceReplay, sequence_priority
-from agents.core.sequences import SequenceBatch, concat_batches
+from agents.core.sequences import concat_batches
 
 
 @dataclass(frozen=True)
@@ -34,24 +36,17 @@ class LinearSchedule:
 
 
 @dataclass
-class MixSource:
-    """An extra buffer mixed into batches with probability ``ratio(step)`` per element."""
+class DataSource:
+    """A named buffer batches are drawn from."""
 
+    name: str
     buffer: PrioritizedSequenceReplay
-    ratio: Callable[[float], float]
+    ratio: Callable[[float], float] = lambda _t: 0.0
+    """Per-element probability at a step (extra sources; the main source gets the rest)."""
+    demo: bool = False
+    """The buffer holds demonstrations (losses see it as ``batch.is_demo``)."""
     min_size: int = 1
     """The source is skipped (ratio 0) while it holds fewer items than this."""
-
-
-class MixedSample(NamedTuple):
-    batch: SequenceBatch
-    """``[B, L, ...]`` the batch, grouped by source in ``sources`` order."""
-    weight: np.ndarray
-    """``[B]`` importance weights normalised by the batch maximum."""
-    source: np.ndarray
-    """``[B]`` int, which buffer each element came from (0 = main)."""
-    index: np.ndarray
-    """``[B]`` slot of each element in its buffer."""
 
 
 class ReplayMix:
@@ -59,17 +54,33 @@ class ReplayMix:
 
     def __init__(
         self,
-        main: PrioritizedSequenceReplay,
-        extras: list[MixSource] | None = None,
+        main: DataSource | PrioritizedSequenceReplay,
+        extras: list[DataSource] | None = None,
         seed: int | None = None,
     ):
-        self.main = main
+        if isinstance(main, PrioritizedSequenceReplay):
+            main = DataSource(main.name, main)
+        self.main_source = main
+        self.main = main.buffer
         self.extras = list(extras or [])
         self.rng = np.random.default_rng(seed)
+        names = [s.name for s in self.sources]
+        if len(set(names)) != len(names):
+            raise ValueError(f"expected distinct source names, got {names}")
+
+    @property
+    def sources(self) -> list[DataSource]:
+        return [self.main_source, *self.extras]
 
     @property
     def buffers(self) -> list[PrioritizedSequenceReplay]:
-        return [self.main, *(s.buffer for s in self.extras)]
+        return [s.buffer for s in self.sources]
+
+    def source(self, name: str) -> DataSource:
+        for s in self.sources:
+            if s.name == name:
+                return s
+        raise KeyError(f"expected a source in {[s.name for s in self.sources]}, got {name!r}")
 
     def ratios(self, step: float) -> list[float]:
         """Per-element probability of each extra source at ``step`` (0 while too small)."""
@@ -84,7 +95,7 @@ class ReplayMix:
         """Learning starts once the main buffer holds ``min_main`` sequences."""
         return len(self.main) >= max(min_main, 1)
 
-    def sample(self, batch_size: int, step: float) -> MixedSample:
+    def sample(self, batch_size: int, step: float) -> Sample:
         ratios = self.ratios(step)
         probs = np.array([max(0.0, 1.0 - sum(ratios)), *ratios])
         if len(self.main) == 0:
@@ -103,14 +114,18 @@ class ReplayMix:
             sources.append(np.full(n, i))
             indices.append(s.index)
         w = np.concatenate(weights)
-        return MixedSample(
+        source = np.concatenate(sources)
+        demo = np.array([s.demo for s in self.sources])
+        return Sample(
             batch=concat_batches(parts),
             weight=(w / w.max()).astype(np.float32),
-            source=np.concatenate(sources),
+            source=source,
             index=np.concatenate(indices),
+            is_demo=demo[source],
+            names=tuple(s.name for s in self.sources),
         )
 
-    def update_priorities(self, sample: MixedSample, td_abs: np.ndarray, mask: np.ndarray) -> None:
+    def update_priorities(self, sample: Sample, td_abs: np.ndarray, mask: np.ndarray) -> None:
         """Write ``eta``-mixed priorities (``td_abs``, ``mask``: ``[B, T]``) back to the buffer
         each element came from."""
         for i, buf in enumerate(self.buffers):
@@ -120,4 +135,4 @@ class ReplayMix:
                 buf.update_priorities(sample.index[sel], prio)
 
 
-__all__ = ["LinearSchedule", "MixSource", "MixedSample", "ReplayMix"]
+__all__ = ["DataSource", "LinearSchedule", "ReplayMix"]

@@ -1,5 +1,19 @@
-"""Recurrent Q network: encoder chosen from the observation spec, an LSTM core fed the
-previous action (one-hot) and reward, and a dueling head.
+"""Networks as a recurrent torso plus named heads, built from a JSON-able :class:`NetworkSpec`.
+
+Torso: an encoder chosen from the observation spec, then an LSTM core fed the previous
+action (one-hot) and reward (or a feed-forward layer). Heads read the core's output:
+
+=================== ============================ =========================================
+kind                output ``heads[name]``       used by
+=================== ============================ =========================================
+``dueling_q``       ``[T, B, A]`` action values  R2D2, R2D3, DQfD, SQIL
+``logits``          ``[T, B, A]`` policy logits  BC, Reactor's policy, PPO's policy
+``distributional_q``  ``[T, B, A, atoms]`` logits  Reactor's critic (C51 atoms)
+``value``           ``[T, B]`` a state value     PPO (one head per value: ext, int)
+=================== ============================ =========================================
+
+A checkpoint stores each network's spec (``NetworkSpec.to_json``) beside its weights, so
+any registered agent's networks are rebuilt from the file alone.
 
 All sequence tensors are time-major: ``[T, B, ...]``. The LSTM runs as ONE ``nn.LSTM`` call
 over the whole sequence: sequences never cross an episode (see :mod:`agents.core.sequences`),
@@ -9,12 +23,14 @@ the sequence.
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, NamedTuple
 
 import torch
 from torch import nn
 
-from agents.core.preprocess import Leaf, ObsSpec
+from agents.core.preprocess import Leaf, ObsSpec, spec_from_json, spec_to_json
 
 GRID_VALUES = (16, 8, 4)
 """One-hot sizes of MiniGrid's (object, colour, state) channels (11, 6 and 3 used)."""
@@ -28,10 +44,15 @@ class LSTMState(NamedTuple):
 
 
 class NetworkOutput(NamedTuple):
-    q: torch.Tensor
-    """``[T, B, A]`` action values."""
+    heads: dict[str, torch.Tensor]
+    """Each head's output by name, time-major (see the table above)."""
     state: LSTMState
     """State after the last step."""
+
+    @property
+    def q(self) -> torch.Tensor:
+        """``[T, B, A]`` the ``q`` head (value-based agents)."""
+        return self.heads["q"]
 
 
 def _mlp(n_in: int, hidden: int) -> nn.Module:
@@ -118,38 +139,161 @@ class ObservationEncoder(nn.Module):
         return torch.cat([enc(obs[k]) for k, enc in self.encoders.items()], dim=-1)
 
 
-class RecurrentQNetwork(nn.Module):
-    """Encoder -> LSTM(features, one-hot previous action, previous reward) -> dueling head.
+HeadKind = Literal["dueling_q", "logits", "distributional_q", "value"]
+
+
+@dataclass(frozen=True)
+class HeadSpec:
+    kind: HeadKind
+    atoms: int = 0
+    """Number of atoms (``distributional_q`` only)."""
+
+
+@dataclass(frozen=True)
+class NetworkSpec:
+    """Everything needed to rebuild a network (stored in checkpoints as JSON)."""
+
+    obs_spec: ObsSpec
+    num_actions: int
+    hidden: int = 64
+    lstm: int = 64
+    recurrent: bool = True
+    heads: Mapping[str, HeadSpec] = field(default_factory=lambda: {"q": HeadSpec("dueling_q")})
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "obs_spec": spec_to_json(self.obs_spec),
+            "num_actions": self.num_actions,
+            "hidden": self.hidden,
+            "lstm": self.lstm,
+            "recurrent": self.recurrent,
+            "heads": {k: {"kind": h.kind, "atoms": h.atoms} for k, h in self.heads.items()},
+        }
+
+    @staticmethod
+    def from_json(d: Mapping[str, Any]) -> NetworkSpec:
+        """Raises KeyError/TypeError/ValueError on a malformed spec (callers name the file)."""
+        heads = {
+            str(k): HeadSpec(str(h["kind"]), int(h.get("atoms", 0))) for k, h in d["heads"].items()
+        }
+        for name, h in heads.items():
+            if h.kind not in HEADS:
+                raise ValueError(
+                    f"head {name!r}: expected a kind in {sorted(HEADS)}, got {h.kind!r}"
+                )
+        return NetworkSpec(
+            spec_from_json(d["obs_spec"]),
+            int(d["num_actions"]),
+            int(d["hidden"]),
+            int(d["lstm"]),
+            bool(d["recurrent"]),
+            heads,
+        )
+
+
+class DuelingQ(nn.Module):
+    """V(s) + A(s, a) - mean_a A(s, a)."""
+
+    def __init__(self, n_in: int, hidden: int, num_actions: int, spec: HeadSpec):
+        super().__init__()
+        self.value = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+        self.advantage = nn.Sequential(
+            nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, num_actions)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        adv = self.advantage(x)
+        return self.value(x) + adv - adv.mean(dim=-1, keepdim=True)
+
+
+class PolicyLogits(nn.Module):
+    def __init__(self, n_in: int, hidden: int, num_actions: int, spec: HeadSpec):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, num_actions))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+class DistributionalQ(nn.Module):
+    """Logits over ``atoms`` return atoms per action (C51); softmax over the last dim."""
+
+    def __init__(self, n_in: int, hidden: int, num_actions: int, spec: HeadSpec):
+        super().__init__()
+        if spec.atoms < 2:
+            raise ValueError(f"distributional_q: expected atoms >= 2, got {spec.atoms}")
+        self.shape = (num_actions, spec.atoms)
+        self.net = nn.Sequential(
+            nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, num_actions * spec.atoms)
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x).reshape(*x.shape[:-1], *self.shape)
+
+
+class Value(nn.Module):
+    def __init__(self, n_in: int, hidden: int, num_actions: int, spec: HeadSpec):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x).squeeze(-1)
+
+
+HEADS: dict[str, type[nn.Module]] = {
+    "dueling_q": DuelingQ,
+    "logits": PolicyLogits,
+    "distributional_q": DistributionalQ,
+    "value": Value,
+}
+
+
+class RecurrentNetwork(nn.Module):
+    """Torso (encoder -> LSTM(features, one-hot previous action, previous reward)) + heads.
 
     With ``recurrent=False`` the LSTM is replaced by a Linear+ReLU layer on the features
-    only: every step is valued on its own observation (a feed-forward Q network with the
-    same interface; the state is passed through untouched)."""
+    only: every step is valued on its own observation (the state is passed through)."""
 
-    def __init__(
-        self,
-        spec: ObsSpec,
-        num_actions: int,
-        hidden: int = 64,
-        lstm: int = 64,
-        recurrent: bool = True,
-    ):
+    def __init__(self, spec: NetworkSpec):
         super().__init__()
-        self.num_actions = num_actions
-        self.lstm_size = lstm
-        self.recurrent = recurrent
-        self.encoder = ObservationEncoder(spec, hidden)
-        if recurrent:
-            self.core = nn.LSTM(self.encoder.out_dim + num_actions + 1, lstm)
-        else:  # feed-forward: Q(s) from the observation alone (DQN-style MLP core)
-            self.core = nn.Sequential(nn.Linear(self.encoder.out_dim, lstm), nn.ReLU())
-        self.value = nn.Sequential(nn.Linear(lstm, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-        self.advantage = nn.Sequential(
-            nn.Linear(lstm, hidden), nn.ReLU(), nn.Linear(hidden, num_actions)
+        self.spec = spec
+        self.num_actions = spec.num_actions
+        self.lstm_size = spec.lstm
+        self.recurrent = spec.recurrent
+        self.encoder = ObservationEncoder(spec.obs_spec, spec.hidden)
+        if spec.recurrent:
+            self.core = nn.LSTM(self.encoder.out_dim + spec.num_actions + 1, spec.lstm)
+        else:
+            self.core = nn.Sequential(nn.Linear(self.encoder.out_dim, spec.lstm), nn.ReLU())
+        self.heads = nn.ModuleDict(
+            {
+                name: HEADS[h.kind](spec.lstm, spec.hidden, spec.num_actions, h)
+                for name, h in spec.heads.items()
+            }
         )
 
     def initial_state(self, batch: int, device: torch.device | str = "cpu") -> LSTMState:
         z = torch.zeros(batch, self.lstm_size, device=device)
         return LSTMState(z, z.clone())
+
+    def torso(
+        self,
+        obs: dict[str, torch.Tensor],
+        prev_action: torch.Tensor,
+        prev_reward: torch.Tensor,
+        state: LSTMState,
+    ) -> tuple[torch.Tensor, LSTMState]:
+        """``[T, B, lstm]`` core outputs and the state after the last step."""
+        t, b = prev_action.shape
+        flat = {k: v.reshape(t * b, *v.shape[2:]) for k, v in obs.items()}
+        features = self.encoder(flat).reshape(t, b, -1)
+        if not self.recurrent:
+            return self.core(features), state
+        # -1 (no previous action, start of episode) maps to an all-zero one-hot.
+        a = nn.functional.one_hot(prev_action.long() + 1, self.num_actions + 1)[..., 1:]
+        x = torch.cat([features, a.float(), prev_reward.float().unsqueeze(-1)], dim=-1)
+        out, (h, c) = self.core(x, (state.h.unsqueeze(0), state.c.unsqueeze(0)))
+        return out, LSTMState(h[0], c[0])
 
     def forward(
         self,
@@ -160,20 +304,43 @@ class RecurrentQNetwork(nn.Module):
     ) -> NetworkOutput:
         """``obs[leaf]``: ``[T, B, ...]``; ``prev_action``: ``[T, B]`` long (-1 = none);
         ``prev_reward``: ``[T, B]``; ``state``: each ``[B, H]``."""
-        t, b = prev_action.shape
-        flat = {k: v.reshape(t * b, *v.shape[2:]) for k, v in obs.items()}
-        features = self.encoder(flat).reshape(t, b, -1)
-        if not self.recurrent:  # previous action/reward unused; the state passes through
-            return NetworkOutput(self._head(self.core(features)), state)
-        # -1 (no previous action, start of episode) maps to an all-zero one-hot.
-        a = nn.functional.one_hot(prev_action.long() + 1, self.num_actions + 1)[..., 1:]
-        x = torch.cat([features, a.float(), prev_reward.float().unsqueeze(-1)], dim=-1)
-        out, (h, c) = self.core(x, (state.h.unsqueeze(0), state.c.unsqueeze(0)))
-        return NetworkOutput(self._head(out), LSTMState(h[0], c[0]))
-
-    def _head(self, out: torch.Tensor) -> torch.Tensor:
-        adv = self.advantage(out)
-        return self.value(out) + adv - adv.mean(dim=-1, keepdim=True)
+        out, state = self.torso(obs, prev_action, prev_reward, state)
+        return NetworkOutput({k: head(out) for k, head in self.heads.items()}, state)
 
 
-__all__ = ["LSTMState", "NetworkOutput", "ObservationEncoder", "RecurrentQNetwork"]
+class RecurrentQNetwork(RecurrentNetwork):
+    """A network with one ``dueling_q`` head named ``q`` (value-based agents)."""
+
+    def __init__(
+        self,
+        spec: ObsSpec,
+        num_actions: int,
+        hidden: int = 64,
+        lstm: int = 64,
+        recurrent: bool = True,
+    ):
+        super().__init__(NetworkSpec(spec, num_actions, hidden, lstm, recurrent))
+
+
+def legacy_state_dict(state: Mapping[str, torch.Tensor], head: str) -> dict[str, torch.Tensor]:
+    """Weights of a checkpoint written before heads existed (a dueling head at the top
+    level: ``value.*``, ``advantage.*``) renamed into head ``head``."""
+    out = {}
+    for k, v in state.items():
+        if k.startswith(("value.", "advantage.")):
+            k = f"heads.{head}.{k}"
+        out[k] = v
+    return out
+
+
+__all__ = [
+    "HEADS",
+    "HeadSpec",
+    "LSTMState",
+    "NetworkOutput",
+    "NetworkSpec",
+    "ObservationEncoder",
+    "RecurrentNetwork",
+    "RecurrentQNetwork",
+    "legacy_state_dict",
+]

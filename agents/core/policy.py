@@ -1,17 +1,43 @@
-"""Acting with a recurrent Q network: a batched epsilon-greedy policy for the actors and
-evaluation, and :class:`AgentController`, a ``demostudio.controllers.Controller`` that plays
-a trained agent (for ``demostudio watch`` and for recording the agent's episodes)."""
+"""Acting: a batched recurrent policy returning ``(action, extras)`` per step.
+
+:class:`BatchPolicy` steps ``n`` independent episodes one LSTM step per call, on its OWN
+copy of the acting network (never the learner's live module): the learner hands it new
+weights with :meth:`BatchPolicy.load_weights` (by version). What it does with the network's
+output is a *selector*, chosen by the agent:
+
+* :class:`EpsilonGreedy` (head ``q``, one epsilon per env): R2D2, R2D3, DQfD, SQIL; greedy
+  (epsilon 0) on head ``logits`` for BC's evaluation.
+* :class:`SoftmaxSample` (head ``logits``): samples a ~ pi and returns extras ``mu`` (pi(a|x)
+  of the sampled action) and ``log_prob``, plus any value heads named in ``values``
+  (Reactor stores ``mu``; PPO stores ``log_prob`` and ``value_ext``/``value_int``).
+
+Extras are ``{name: [n, ...]}`` arrays; the actor passes each env's slice to its
+SequenceWriter, so they arrive in the learner's batch as ``batch.extras[name]`` ``[T, B]``.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import copy
+from collections.abc import Mapping
+from typing import NamedTuple, Protocol
 
-import gymnasium as gym
 import numpy as np
 import torch
 
-from agents.core.networks import LSTMState, RecurrentQNetwork
-from agents.core.preprocess import Preprocessor
+from agents.core.networks import LSTMState, NetworkOutput, RecurrentNetwork
+
+
+class PolicyStep(NamedTuple):
+    action: np.ndarray
+    """``[n]`` int64 actions."""
+    extras: dict[str, np.ndarray]
+    """``{name: [n, ...]}`` per-step values stored with the step (may be empty)."""
+
+
+class Selector(Protocol):
+    """Turns one network step (heads ``[1, n, ...]``) into actions and extras."""
+
+    def __call__(self, out: NetworkOutput, rng: np.random.Generator) -> PolicyStep: ...
 
 
 def epsilon_ladder(n: int, base: float = 0.4, alpha: float = 7.0) -> np.ndarray:
@@ -21,26 +47,80 @@ def epsilon_ladder(n: int, base: float = 0.4, alpha: float = 7.0) -> np.ndarray:
     return base ** (1.0 + alpha * np.arange(n) / (n - 1))
 
 
+class EpsilonGreedy:
+    """argmax of ``head`` with probability ``1 - epsilon[i]``, else a uniform action."""
+
+    def __init__(self, epsilons: np.ndarray, head: str = "q"):
+        self.epsilons = np.asarray(epsilons, np.float64)
+        self.head = head
+
+    def __call__(self, out: NetworkOutput, rng: np.random.Generator) -> PolicyStep:
+        scores = out.heads[self.head][0]
+        n, num_actions = scores.shape[0], scores.shape[-1]
+        greedy = scores.argmax(dim=-1).cpu().numpy()
+        explore = rng.random(n) < self.epsilons
+        random = rng.integers(0, num_actions, n)
+        return PolicyStep(np.where(explore, random, greedy).astype(np.int64), {})
+
+
+class SoftmaxSample:
+    """a ~ softmax(``head``); extras ``mu`` = pi(a|x), ``log_prob`` = log pi(a|x), and the
+    outputs of the heads named in ``values``."""
+
+    def __init__(self, head: str = "logits", values: tuple[str, ...] = ()):
+        self.head = head
+        self.values = values
+
+    def __call__(self, out: NetworkOutput, rng: np.random.Generator) -> PolicyStep:
+        logp = torch.log_softmax(out.heads[self.head][0].double(), dim=-1).cpu().numpy()
+        probs = np.exp(logp)
+        u = rng.random(len(probs))[:, None]
+        action = np.minimum((probs.cumsum(-1) < u).sum(-1), probs.shape[-1] - 1)
+        taken = logp[np.arange(len(action)), action]
+        extras = {"mu": np.exp(taken).astype(np.float32), "log_prob": taken.astype(np.float32)}
+        for name in self.values:
+            extras[name] = out.heads[name][0].cpu().numpy().astype(np.float32)
+        return PolicyStep(action.astype(np.int64), extras)
+
+
 class BatchPolicy:
-    """Epsilon-greedy over a batch of ``n`` independent episodes, one LSTM step per call."""
+    """``n`` independent episodes, one LSTM step per :meth:`act`, on its own network copy."""
 
     def __init__(
         self,
-        network: RecurrentQNetwork,
-        preprocess: Preprocessor,
-        epsilons: np.ndarray,
+        network: RecurrentNetwork,
+        selector: Selector,
+        n: int,
         device: torch.device,
         rng: np.random.Generator,
     ):
-        self.network = network
-        self.preprocess = preprocess
-        self.epsilons = np.asarray(epsilons, np.float64)
-        self.n = len(self.epsilons)
+        self.network = network.to(device)
+        self.selector = selector
+        self.n = n
         self.device = device
         self.rng = rng
-        self.state = network.initial_state(self.n, device)
-        self.prev_action = np.full(self.n, -1, np.int64)
-        self.prev_reward = np.zeros(self.n, np.float32)
+        self.version = -1
+        """Learner updates of the weights loaded last (-1: as built)."""
+        self.state = network.initial_state(n, device)
+        self.prev_action = np.full(n, -1, np.int64)
+        self.prev_reward = np.zeros(n, np.float32)
+
+    @staticmethod
+    def copy_of(
+        network: RecurrentNetwork,
+        selector: Selector,
+        n: int,
+        device: torch.device,
+        rng: np.random.Generator,
+    ) -> BatchPolicy:
+        """A policy on a copy of ``network`` (its own module: the learner's live one is
+        never shared; copying draws nothing from torch's random generator)."""
+        clone = copy.deepcopy(network).to(device).requires_grad_(False)
+        return BatchPolicy(clone, selector, n, device, rng)
+
+    def load_weights(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
+        self.network.load_state_dict(weights)
+        self.version = version
 
     def reset(self, which: np.ndarray | None = None) -> None:
         """Start new episodes in the selected slots (all when None)."""
@@ -57,8 +137,8 @@ class BatchPolicy:
         return self.state.h.cpu().numpy().copy(), self.state.c.cpu().numpy().copy()
 
     @torch.no_grad()
-    def act(self, processed: dict[str, np.ndarray]) -> np.ndarray:
-        """Actions for preprocessed observations ``{leaf: [n, ...]}``; advances the state."""
+    def step_network(self, processed: dict[str, np.ndarray]) -> NetworkOutput:
+        """Advance the state on preprocessed observations ``{leaf: [n, ...]}``."""
         obs = {
             k: torch.from_numpy(np.ascontiguousarray(v)).to(self.device)[None]
             for k, v in processed.items()
@@ -70,74 +150,24 @@ class BatchPolicy:
             self.state,
         )
         self.state = out.state
-        greedy = out.q[0].argmax(dim=-1).cpu().numpy()
-        explore = self.rng.random(self.n) < self.epsilons
-        random = self.rng.integers(0, self.network.num_actions, self.n)
-        return np.where(explore, random, greedy).astype(np.int64)
+        return out
+
+    @torch.no_grad()
+    def act(self, processed: dict[str, np.ndarray]) -> PolicyStep:
+        """Actions and extras for ``{leaf: [n, ...]}``; advances the state."""
+        return self.selector(self.step_network(processed), self.rng)
 
     def observe(self, action: np.ndarray, reward: np.ndarray) -> None:
+        """The actions executed and their rewards (the next step's LSTM inputs)."""
         self.prev_action = np.asarray(action, np.int64).copy()
         self.prev_reward = np.asarray(reward, np.float32).copy()
 
 
-class AgentController:
-    """A trained agent as a Controller: ``reset(env, obs, info)`` / ``act(env, obs)``.
-
-    The LSTM is fed the previous reward. A Controller is not told rewards, so the agent
-    reads them from the recording wrapper's ``episode_return`` when the env has one, or
-    from :meth:`observe_reward` when the loop driving it calls that; otherwise it sees 0.
-    """
-
-    def __init__(
-        self,
-        network: RecurrentQNetwork,
-        preprocess: Preprocessor,
-        epsilon: float = 0.0,
-        device: torch.device | str = "cpu",
-        seed: int | None = None,
-        name: str = "policy:agent",
-    ):
-        self.name = name
-        self.preprocess = preprocess
-        self._policy = BatchPolicy(
-            network.eval(),
-            preprocess,
-            np.array([epsilon]),
-            torch.device(device),
-            np.random.default_rng(seed),
-        )
-        self._last_action: int | None = None
-        self._pending_reward: float | None = None
-        self._return_seen = 0.0
-
-    def reset(self, env: gym.Env, observation: Any, info: dict) -> None:
-        self._policy.reset()
-        self._last_action = None
-        self._pending_reward = None
-        self._return_seen = float(getattr(env, "episode_return", 0.0) or 0.0)
-
-    def observe_reward(self, reward: float) -> None:
-        """Tell the agent the reward its last action earned."""
-        self._pending_reward = float(reward)
-
-    def _last_reward(self, env: gym.Env) -> float:
-        if self._pending_reward is not None:
-            reward, self._pending_reward = self._pending_reward, None
-            return reward
-        total = getattr(env, "episode_return", None)
-        if total is None:
-            return 0.0
-        reward, self._return_seen = float(total) - self._return_seen, float(total)
-        return reward
-
-    def act(self, env: gym.Env, observation: Any) -> int:
-        if self._last_action is not None:
-            reward = self._last_reward(env)
-            self._policy.observe(np.array([self._last_action]), np.array([reward]))
-        batch = {k: v[None] for k, v in self.preprocess.one(observation).items()}
-        action = int(self._policy.act(batch)[0])
-        self._last_action = action
-        return action
-
-
-__all__ = ["AgentController", "BatchPolicy", "epsilon_ladder"]
+__all__ = [
+    "BatchPolicy",
+    "EpsilonGreedy",
+    "PolicyStep",
+    "Selector",
+    "SoftmaxSample",
+    "epsilon_ladder",
+]

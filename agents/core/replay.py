@@ -13,7 +13,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.core.sequences import SequenceBatch
+from agents.core.sequences import DICT_FIELDS, SequenceBatch, map_batch, take
 
 
 class SumTree:
@@ -121,14 +121,7 @@ class PrioritizedSequenceReplay:
 
     def _allocate(self, like: SequenceBatch) -> SequenceBatch:
         n = self.capacity
-        return SequenceBatch(
-            obs={k: np.zeros((n, *v.shape[1:]), v.dtype) for k, v in like.obs.items()},
-            **{
-                name: np.zeros((n, *getattr(like, name).shape[1:]), getattr(like, name).dtype)
-                for name in SequenceBatch._fields
-                if name != "obs"
-            },
-        )
+        return map_batch(lambda xs: np.zeros((n, *xs[0].shape[1:]), xs[0].dtype), like)
 
     def add(self, batch: SequenceBatch, priority: np.ndarray | None = None) -> np.ndarray:
         """Store ``batch`` (at the current max priority unless given); returns the slots."""
@@ -138,14 +131,10 @@ class PrioritizedSequenceReplay:
         if self._data is None:
             self._data = self._allocate(batch)
         if b > self.capacity:
-            batch = _take(batch, np.arange(b - self.capacity, b))
+            batch = take(batch, np.arange(b - self.capacity, b))
             b = self.capacity
         slots = (self._next + np.arange(b)) % self.capacity
-        for k, v in batch.obs.items():
-            self._data.obs[k][slots] = v
-        for name in SequenceBatch._fields:
-            if name != "obs":
-                getattr(self._data, name)[slots] = getattr(batch, name)
+        map_batch(_assign(slots), self._data, batch)
         p = np.full(b, self.max_priority) if priority is None else np.asarray(priority, float)
         self._raw[slots] = np.maximum(p, 1e-8)
         self.tree.set(slots, self._raw[slots] ** self.alpha)
@@ -160,7 +149,7 @@ class PrioritizedSequenceReplay:
         index = self.tree.sample(n, self.rng)
         prob = self.tree.get(index) / self.tree.total
         weight = (self.size * np.maximum(prob, 1e-12)) ** (-self.beta)
-        return Sampled(index, weight, _take(self._data, index))
+        return Sampled(index, weight, take(self._data, index))
 
     def update_priorities(self, index: np.ndarray, priority: np.ndarray) -> None:
         priority = np.maximum(np.asarray(priority, np.float64), 1e-8)
@@ -180,11 +169,12 @@ class PrioritizedSequenceReplay:
             "priorities": self._raw[: self.size].copy(),
         }
         if self._data is not None and self.size:
-            for k, v in self._data.obs.items():
-                out[f"obs.{k}"] = v[: self.size]
             for name in SequenceBatch._fields:
-                if name != "obs":
-                    out[name] = getattr(self._data, name)[: self.size]
+                value = getattr(self._data, name)
+                if name in DICT_FIELDS:
+                    out.update({f"{name}.{k}": v[: self.size] for k, v in value.items()})
+                else:
+                    out[name] = value[: self.size]
         return out
 
     def load_state_arrays(self, arrays: dict[str, np.ndarray], where: str) -> None:
@@ -199,16 +189,17 @@ class PrioritizedSequenceReplay:
                 raise ValueError(f"0 <= size <= capacity and one priority per item, got {size}")
             data = None
             if size:
-                obs = {k[4:]: v for k, v in arrays.items() if k.startswith("obs.")}
-                fields = {n: arrays[n] for n in SequenceBatch._fields if n != "obs"}
-                batch = SequenceBatch(obs=obs, **fields)
-                if any(len(v) != size for v in [*obs.values(), *fields.values()]):
+                dicts = {
+                    d: {k[len(d) + 1 :]: v for k, v in arrays.items() if k.startswith(d + ".")}
+                    for d in DICT_FIELDS
+                }
+                fields = {n: arrays[n] for n in SequenceBatch._fields if n not in DICT_FIELDS}
+                batch = SequenceBatch(**dicts, **fields)
+                values = [*fields.values(), *(v for d in dicts.values() for v in d.values())]
+                if any(len(v) != size for v in values):
                     raise ValueError(f"{size} items in every array")
                 data = self._allocate(batch)
-                for k, v in obs.items():
-                    data.obs[k][:size] = v
-                for n, v in fields.items():
-                    getattr(data, n)[:size] = v
+                map_batch(_assign(slice(0, size)), data, batch)
         except KeyError as exc:
             raise ValueError(f"{where}: {self.name}: expected array {exc}, got none") from None
         except (TypeError, ValueError) as exc:
@@ -223,11 +214,14 @@ class PrioritizedSequenceReplay:
             self.tree.set(np.arange(size), self._raw[:size] ** self.alpha)
 
 
-def _take(batch: SequenceBatch, index: np.ndarray) -> SequenceBatch:
-    return SequenceBatch(
-        obs={k: v[index] for k, v in batch.obs.items()},
-        **{name: getattr(batch, name)[index] for name in SequenceBatch._fields if name != "obs"},
-    )
+def _assign(where):
+    """For ``map_batch``: write the second batch's arrays into the first's at ``where``."""
+
+    def put(xs: list[np.ndarray]) -> np.ndarray:
+        xs[0][where] = xs[1]
+        return xs[0]
+
+    return put
 
 
 __all__ = ["PrioritizedSequenceReplay", "Sampled", "SumTree", "sequence_priority"]

@@ -1,4 +1,6 @@
-"""A trained agent back from a checkpoint, as a Controller ready to play."""
+"""A trained agent back from a checkpoint, as a Controller ready to play: the checkpoint
+names its algorithm (looked up in :mod:`agents.registry`) and its networks' specs, so any
+registered agent is rebuilt from the file alone."""
 
 from __future__ import annotations
 
@@ -6,12 +8,16 @@ import json
 import os
 from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 
 from agents.core.checkpoint import CheckpointError, load_checkpoint
-from agents.core.networks import RecurrentQNetwork
-from agents.core.policy import AgentController
-from agents.core.preprocess import Preprocessor, spec_from_json
+from agents.core.config import config_from_dict
+from agents.core.controller import AgentController
+from agents.core.networks import NetworkSpec, RecurrentNetwork
+from agents.core.policy import BatchPolicy
+from agents.core.preprocess import Preprocessor
+from agents.registry import algorithm_names, get_algorithm
 
 
 class RestoredAgent(NamedTuple):
@@ -30,33 +36,31 @@ def restore_agent(
     seed: int | None = None,
 ) -> RestoredAgent:
     payload = load_checkpoint(path, map_location=device)
-    cfg = payload["config"]
+    where = payload["path"]
+    algo = str(payload["algo"])
+    if algo not in algorithm_names():
+        raise CheckpointError(where, f"algo: expected one of {algorithm_names()}, got {algo!r}")
+    agent_cls = get_algorithm(algo).agent_cls
     try:
-        spec = spec_from_json(payload["obs_spec"])
-        net = RecurrentQNetwork(
-            spec,
-            int(payload["num_actions"]),
-            int(cfg["hidden"]),
-            int(cfg["lstm"]),
-            bool(cfg.get("recurrent", True)),
-        )
-        net.load_state_dict(payload["network"])
-    except (KeyError, RuntimeError, TypeError) as exc:
+        agent = agent_cls(config_from_dict(agent_cls.config_cls, payload["config"]))
+        acting = str(payload.get("acting_network", agent.acting_network))
+        spec = NetworkSpec.from_json(payload["network_specs"][acting])
+        net = RecurrentNetwork(spec)
+        net.load_state_dict(payload["networks"][acting])
+        env_kwargs = json.loads(payload["config"].get("env_kwargs") or "{}")
+        env_id = str(payload["config"]["env"])
+    except (KeyError, RuntimeError, TypeError, ValueError) as exc:
         raise CheckpointError(
-            payload["path"], f"expected network weights matching its config, got {exc}"
+            where, f"expected network weights matching its spec and config, got {exc}"
         ) from None
-    preprocess = Preprocessor(spec, is_dict=list(spec) != ["obs"])
-    ctrl = AgentController(
-        net.to(device), preprocess, epsilon, device, seed, name=f"policy:{payload['algo']}"
-    )
-    return RestoredAgent(
-        ctrl,
-        str(cfg["env"]),
-        json.loads(cfg.get("env_kwargs") or "{}"),
-        str(payload["algo"]),
-        dict(payload["counters"]),
-        payload["path"],
-    )
+    device = torch.device(device)
+    policy = BatchPolicy(
+        net.requires_grad_(False), agent.eval_selector(epsilon), 1, device,
+        np.random.default_rng(seed),
+    )  # fmt: skip
+    preprocess = Preprocessor(spec.obs_spec, is_dict=list(spec.obs_spec) != ["obs"])
+    ctrl = AgentController(policy, preprocess, name=f"policy:{algo}")
+    return RestoredAgent(ctrl, env_id, env_kwargs, algo, dict(payload["counters"]), where)
 
 
 __all__ = ["RestoredAgent", "restore_agent"]

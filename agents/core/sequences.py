@@ -9,6 +9,11 @@ Position ``j`` of a sequence starting at episode step ``s`` holds observation ``
 when ``mask[j]``, the action taken there, its reward and whether it terminated the episode.
 The last position only provides a bootstrap observation, so its mask is always False.
 The same :class:`SequenceWriter` cuts live actor streams and recorded demo episodes.
+
+Per-step ``extras`` (what the acting policy returned beside the action: Reactor's
+behaviour probability mu(a|x), PPO's log-probability and values) travel with the step
+they belong to: ``extras[k][j]`` is the policy's output at observation ``j`` (zeros where
+``mask`` is False). A new algorithm needs no new writer, only new keys.
 """
 
 from __future__ import annotations
@@ -65,21 +70,51 @@ class SequenceBatch(NamedTuple):
     """``[B, H]`` stored LSTM hidden state before the first observation."""
     c0: np.ndarray
     """``[B, H]`` stored LSTM cell state."""
+    extras: dict[str, np.ndarray] = {}  # noqa: RUF012 (never mutated: batches are rebuilt)
+    """``[B, L, ...]`` per-step policy extras by name (see the module docstring)."""
 
     def __len__(self) -> int:
         return len(self.action)
 
 
+DICT_FIELDS = ("obs", "extras")
+"""The fields of a SequenceBatch that are dicts of arrays (the others are arrays)."""
+
+
+def map_batch(fn, *batches: SequenceBatch) -> SequenceBatch:
+    """A batch whose every array is ``fn(arrays of batches at that place)``."""
+    out = {}
+    for name in SequenceBatch._fields:
+        if name in DICT_FIELDS:
+            out[name] = {
+                k: fn([getattr(b, name)[k] for b in batches]) for k in getattr(batches[0], name)
+            }
+        else:
+            out[name] = fn([getattr(b, name) for b in batches])
+    return SequenceBatch(**out)
+
+
+def with_extras(batch: SequenceBatch, **extras: np.ndarray) -> SequenceBatch:
+    """``batch`` with extras added or replaced (``[B, L, ...]`` each), e.g. the advantages an
+    on-policy agent computes in ``on_rollout``. (``_replace`` cannot be used: see above.)"""
+    for k, v in extras.items():
+        if v.shape[:2] != batch.action.shape:
+            raise ValueError(
+                f"extras[{k!r}]: expected shape {batch.action.shape} + (...), got {v.shape}"
+            )
+    fields = {name: getattr(batch, name) for name in SequenceBatch._fields}
+    fields["extras"] = {**batch.extras, **extras}
+    return SequenceBatch(**fields)
+
+
+def take(batch: SequenceBatch, index: np.ndarray) -> SequenceBatch:
+    """The sequences at ``index`` (numpy fancy indexing)."""
+    return map_batch(lambda xs: xs[0][index], batch)
+
+
 def concat_batches(batches: list[SequenceBatch]) -> SequenceBatch:
     assert batches, "concat_batches needs at least one batch"
-    return SequenceBatch(
-        obs={k: np.concatenate([b.obs[k] for b in batches]) for k in batches[0].obs},
-        **{
-            name: np.concatenate([getattr(b, name) for b in batches])
-            for name in SequenceBatch._fields
-            if name != "obs"
-        },
-    )
+    return map_batch(np.concatenate, *batches)
 
 
 class SequenceWriter:
@@ -97,6 +132,7 @@ class SequenceWriter:
         self.period = period
         self.end_behavior = end
         self._open = False
+        self._extra_like: dict[str, np.ndarray] = {}
 
     def begin(self, obs: dict[str, np.ndarray], h: np.ndarray, c: np.ndarray) -> None:
         self._obs: list[dict[str, np.ndarray]] = [obs]
@@ -107,6 +143,7 @@ class SequenceWriter:
         self._act: list[int] = []
         self._rew: list[float] = []
         self._term: list[bool] = []
+        self._ext: list[dict[str, np.ndarray]] = []
         self._base = 0  # episode step index of element 0 of the lists
         self._next_start = 0
         self._last_written = -1
@@ -125,8 +162,19 @@ class SequenceWriter:
         next_obs: dict[str, np.ndarray],
         next_h: np.ndarray,
         next_c: np.ndarray,
+        extras: dict[str, np.ndarray] | None = None,
     ) -> SequenceBatch | None:
+        """One action; ``extras`` are the policy's outputs for it (same keys every step)."""
         assert self._open, "step() before begin()"
+        extras = extras or {}
+        if not self._extra_like and extras:
+            self._extra_like = {k: np.asarray(v) for k, v in extras.items()}
+        if extras.keys() != self._extra_like.keys():
+            raise ValueError(
+                f"expected the extras {sorted(self._extra_like)} at every step, "
+                f"got {sorted(extras)}"
+            )
+        self._ext.append(extras)
         self._act.append(int(action))
         self._rew.append(float(reward))
         self._term.append(bool(terminal))
@@ -170,7 +218,7 @@ class SequenceWriter:
         if drop > 0:
             for lst in (self._obs, self._prev_a, self._prev_r, self._h, self._c):
                 del lst[:drop]
-            del self._act[:drop], self._rew[:drop], self._term[:drop]
+            del self._act[:drop], self._rew[:drop], self._term[:drop], self._ext[:drop]
             self._base += drop
 
     def _cut(self, starts: list[int]) -> SequenceBatch:
@@ -188,6 +236,7 @@ class SequenceWriter:
         rew = np.zeros((b, length), np.float32)
         term = np.zeros((b, length), np.float32)
         mask = np.zeros((b, length), bool)
+        ext = {k: np.zeros((b, length, *v.shape), v.dtype) for k, v in self._extra_like.items()}
         for i, s in enumerate(starts):
             lo = s - self._base
             assert lo >= 0, "sequence start was trimmed away"
@@ -201,6 +250,9 @@ class SequenceWriter:
             rew[i, :na] = self._rew[lo : lo + na]
             term[i, :na] = self._term[lo : lo + na]
             mask[i, :na] = True
+            for k in ext:
+                if na:
+                    ext[k][i, :na] = np.stack([e[k] for e in self._ext[lo : lo + na]])
             self._last_written = max(self._last_written, s)
         los = [s - self._base for s in starts]
         return SequenceBatch(
@@ -213,7 +265,17 @@ class SequenceWriter:
             mask=mask,
             h0=np.stack([self._h[lo] for lo in los]).astype(np.float32),
             c0=np.stack([self._c[lo] for lo in los]).astype(np.float32),
+            extras=ext,
         )
 
 
-__all__ = ["EndBehavior", "SequenceBatch", "SequenceWriter", "concat_batches"]
+__all__ = [
+    "DICT_FIELDS",
+    "EndBehavior",
+    "SequenceBatch",
+    "SequenceWriter",
+    "concat_batches",
+    "map_batch",
+    "take",
+    "with_extras",
+]

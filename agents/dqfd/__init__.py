@@ -1,12 +1,12 @@
 """DQfD: pre-training on demos, then interaction, with a large-margin loss on demo
 transitions and demos kept permanently in prioritized replay."""
 
-from agents.dqfd.builder import DQfD, PriorityShare, train_dqfd
+from agents.dqfd.agent import PRETRAINED_NAME, DQfD, PriorityShare, train_dqfd
 from agents.dqfd.config import DQfDConfig
 from agents.dqfd.learning import DQfDLoss, global_weights, l2_penalty, large_margin_loss
-from agents.dqfd.pretrain import pretrain
 
 __all__ = [
+    "PRETRAINED_NAME",
     "DQfD",
     "DQfDConfig",
     "DQfDLoss",
@@ -14,6 +14,5 @@ __all__ = [
     "global_weights",
     "l2_penalty",
     "large_margin_loss",
-    "pretrain",
     "train_dqfd",
 ]

@@ -11,11 +11,11 @@ from typing import TYPE_CHECKING
 
 import torch
 
-from agents.core.losses import LossOutput, n_step_targets
+from agents.core.batch import LearnerView, LossOutput, TorchBatch
+from agents.core.losses import n_step_targets, q_values
 from agents.core.replay import PrioritizedSequenceReplay
 
 if TYPE_CHECKING:
-    from agents.core.learner import Learner, TorchBatch
     from agents.dqfd.config import DQfDConfig
 
 
@@ -60,33 +60,20 @@ def global_weights(
 
 
 class DQfDLoss:
-    """The DQfD loss as a core ``LossFn`` (``loss(learner, batch)``).
+    """The DQfD loss as a core loss (``loss(learner, batch)``).
 
-    ``demo_sources`` are the batch sources holding demonstrations (the margin loss and the
-    demo priority bonus apply to them); ``buffers`` (all sources in mixing order, or None)
-    turn the per-buffer importance weights into those of one shared prioritized replay.
+    The margin loss and the demo priority bonus apply to ``batch.is_demo`` elements;
+    ``buffers`` (all sources in mixing order, or None) turn the per-buffer importance
+    weights into those of one shared prioritized replay.
     """
 
-    def __init__(
-        self,
-        cfg: DQfDConfig,
-        demo_sources: Sequence[int] = (1,),
-        buffers: Sequence[PrioritizedSequenceReplay] | None = None,
-    ):
+    def __init__(self, cfg: DQfDConfig, buffers: Sequence[PrioritizedSequenceReplay] | None = None):
         self.cfg = cfg
-        self.demo_sources = tuple(demo_sources)
         self.buffers = buffers
 
-    def is_demo(self, source: torch.Tensor) -> torch.Tensor:
-        """``[B]`` bool: which batch elements are demonstrations."""
-        out = torch.zeros_like(source, dtype=torch.bool)
-        for s in self.demo_sources:
-            out |= source == s
-        return out
-
-    def __call__(self, learner: Learner, batch: TorchBatch) -> LossOutput:
+    def __call__(self, learner: LearnerView, batch: TorchBatch) -> LossOutput:
         cfg = self.cfg
-        q_online, q_target = learner.unroll(batch)
+        q_online, q_target = q_values(learner, batch)
         greedy = q_online.argmax(dim=-1, keepdim=True)
         bootstrap = q_target.gather(-1, greedy).squeeze(-1)
         eps = cfg.rescale_eps if cfg.value_rescaling else None
@@ -102,7 +89,7 @@ class DQfDLoss:
             return (target.detach() - q_taken) * m
 
         td_1, td_n = td(1), td(cfg.n_step)
-        demo = self.is_demo(batch.source)
+        demo = batch.is_demo
         margin = large_margin_loss(q_online, batch.action, cfg.margin) * m * demo.float()
         per_step = 0.5 * td_1**2 + cfg.lambda_n_step * 0.5 * td_n**2 + cfg.lambda_margin * margin
         per_seq = per_step.sum(0) / learn_mask.sum(0).clamp(min=1)

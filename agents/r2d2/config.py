@@ -1,14 +1,14 @@
-"""R2D2's config: the shared recurrent-replay config with R2D2's defaults."""
+"""R2D2's config: the recurrent-replay config groups with their defaults."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from agents.core.config import CoreConfig
+from agents.core.config import ReplayAgentConfig
 
 
 @dataclass
-class R2D2Config(CoreConfig):
+class R2D2Config(ReplayAgentConfig):
     """R2D2: recurrent replay distributed DQN (agent replay only)."""
 
 

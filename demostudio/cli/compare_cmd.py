@@ -23,8 +23,8 @@ class CompareConfig:
     """Gymnasium env id."""
     demos: tuple[Path, ...] = ()
     """Demo episode files or folders (the same for every algorithm that uses demos)."""
-    algos: tuple[str, ...] = ("r2d2", "r2d3", "dqfd", "bc", "sqil")
-    """Algorithms to train (names of `demostudio train ALGO`)."""
+    algos: tuple[str, ...] = ()
+    """Algorithms to train (names of `demostudio train ALGO`; none: every registered one)."""
     seeds: int = 3
     """Seeds per algorithm."""
     first_seed: int = 0
@@ -56,7 +56,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     if not cfg.demos:
         raise CommandError("--demos: expected at least one demo file or folder, got none")
     from agents.compare import run_comparison
+    from agents.registry import algorithm_names
 
+    if not cfg.algos:
+        cfg.algos = tuple(algorithm_names())
     try:
         _, table, png = run_comparison(cfg)
     except ValueError as exc:

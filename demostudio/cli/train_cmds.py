@@ -21,10 +21,19 @@ from demostudio.cli.dataclass_args import (
     explicit_fields,
 )
 
-ALGORITHMS_HELP = (
-    "r2d2, r2d3, dqfd, bc, sqil (an unknown name lists the known ones; "
-    "`demostudio train ALGO --help` lists ALGO's flags)"
-)
+
+def _help_with_algorithms(parser: argparse.ArgumentParser) -> None:
+    """``train --help`` ends with the registry's algorithms, read only when help is shown
+    (building the parser imports neither ``agents`` nor torch)."""
+    plain = parser.format_help
+
+    def format_help() -> str:
+        from agents.registry import algorithm_summaries
+
+        rows = "".join(f"  {k:<6} {v}\n" for k, v in algorithm_summaries().items())
+        return f"{plain()}\nalgorithms:\n{rows}"
+
+    parser.format_help = format_help  # type: ignore[method-assign]
 
 
 def cmd_train(args: argparse.Namespace) -> int:
@@ -43,7 +52,7 @@ def cmd_train(args: argparse.Namespace) -> int:
         if getattr(cfg, "resume", False):  # BC trains in one go and has no --resume
             cfg = resume_config(args.algo, entry.config_cls, cfg, ns, args.args)
         result = entry.train(cfg)
-    except (ValueError, FileNotFoundError) as exc:
+    except (ValueError, FileNotFoundError, KeyError) as exc:
         raise CommandError(str(exc)) from None
     last = f", last eval mean return {result.evals[-1][1]:.2f}" if result.evals else ""
     print(
@@ -59,8 +68,10 @@ def resume_config(algo: str, cls: type, cfg, ns: argparse.Namespace, argv: list[
     """``--resume`` continues the run as it was configured: the config saved in its last
     checkpoint, with only the flags given on this command line changed."""
     from agents.core.checkpoint import latest_checkpoint, load_checkpoint
-    from agents.core.trainer import default_run_dir
+    from agents.core.run import default_run_dir, resolve_env
 
+    if cfg.run_dir is None:
+        resolve_env(cfg)  # the default folder is named after the env
     run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(algo, cfg)
     found = latest_checkpoint(run_dir)
     if found is None:
@@ -89,7 +100,7 @@ class EvaluateConfig:
 def _restore(checkpoint: Path, device: str, epsilon: float, seed: int):
     from agents.core.checkpoint import CheckpointError
     from agents.core.restore import restore_agent
-    from agents.core.trainer import resolve_device
+    from agents.core.run import resolve_device
 
     try:
         return restore_agent(checkpoint, resolve_device(device), epsilon, seed)
@@ -255,7 +266,8 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description="Train an agent. `demostudio train ALGO --help` lists ALGO's flags.",
         add_help=True,
     )
-    p.add_argument("algo", metavar="ALGO", help=ALGORITHMS_HELP)
+    p.add_argument("algo", metavar="ALGO", help="the algorithm (listed below)")
+    _help_with_algorithms(p)
     p.add_argument("args", nargs=argparse.REMAINDER, help="the algorithm's flags")
     p.set_defaults(func=cmd_train)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents.core.mixing import LinearSchedule, MixSource, ReplayMix
+from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
 from agents.core.replay import PrioritizedSequenceReplay
 from tests.agents.test_replay import make_batch
 
@@ -24,7 +24,7 @@ def make_mix(ratio, seed=0):
     demo = PrioritizedSequenceReplay(100, alpha=1.0, seed=seed + 1, name="demo")
     agent.add(make_batch(list(range(50))))
     demo.add(make_batch(list(range(1000, 1050))))
-    return agent, demo, ReplayMix(agent, [MixSource(demo, ratio)], seed=seed)
+    return agent, demo, ReplayMix(agent, [DataSource("demo", demo, ratio, demo=True)], seed=seed)
 
 
 @pytest.mark.parametrize("ratio", [0.0, 1 / 16, 0.25, 0.5])
@@ -35,6 +35,8 @@ def test_demo_share_actually_sampled(ratio):
         s = mix.sample(32, step=0)
         from_demo = s.batch.obs["obs"][:, 0, 0] >= 1000
         np.testing.assert_array_equal(from_demo, s.source == 1)  # sources label the content
+        np.testing.assert_array_equal(from_demo, s.is_demo)  # and the demo flag follows them
+        assert s.names == ("agent", "demo")
         shares.append(from_demo.mean())
     assert np.mean(shares) == pytest.approx(ratio, abs=0.02)
 
@@ -68,9 +70,11 @@ def test_empty_extra_source_is_skipped_and_ratios_checked():
     agent = PrioritizedSequenceReplay(10, name="agent")
     agent.add(make_batch([1, 2]))
     memory = PrioritizedSequenceReplay(10, name="memory")
-    mix = ReplayMix(agent, [MixSource(memory, lambda t: 0.5, min_size=4)])
+    mix = ReplayMix(agent, [DataSource("memory", memory, lambda t: 0.5, min_size=4)])
     assert mix.ratios(0) == [0.0]
     assert (mix.sample(8, 0).source == 0).all()
-    bad = ReplayMix(agent, [MixSource(agent, lambda t: 0.8), MixSource(agent, lambda t: 0.8)])
+    bad = ReplayMix(
+        agent, [DataSource("a", agent, lambda t: 0.8), DataSource("b", agent, lambda t: 0.8)]
+    )
     with pytest.raises(ValueError, match="sum to at most 1"):
         bad.ratios(0)

@@ -85,7 +85,7 @@ def test_resume_with_saved_replay_continues_with_it(tmp_path, record_demos):
         if k.endswith(".name") and saved[k].tobytes() == b"agent replay"
     )
     payload = load_checkpoint(run)
-    assert payload["algo_state"]["episode_memory_episodes"] > 0
+    assert payload["agent_state"]["episode_memory_episodes"] > 0
 
     resumed = train_r2d3(R2D3Config(**cfg, total_env_steps=1200, run_dir=run, resume=True))
     note = [r for r in read_metrics(run) if r["kind"] == "resume"][-1]
@@ -118,7 +118,7 @@ def test_checkpoint_round_trip_restores_the_same_policy(tmp_path):
     payload = torch.load(run / "checkpoints" / "final.pt", weights_only=True)
     agent = restore_agent(run)
     for k, v in agent.controller._policy.network.state_dict().items():
-        torch.testing.assert_close(v, payload["network"][k])
+        torch.testing.assert_close(v, payload["networks"]["main"][k])
     assert agent.env_id == "CartPole-v1" and agent.algo == "r2d2"
     bad = tmp_path / "bad.pt"
     torch.save({"hello": 1}, bad)

@@ -5,11 +5,12 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from agents.core.learner import Learner, to_torch
-from agents.core.mixing import MixedSample
-from agents.core.networks import RecurrentQNetwork
+from agents.core.batch import Sample, to_torch
+from agents.core.learner import Learner
+from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork, RecurrentQNetwork
 from agents.core.preprocess import Leaf
 from agents.core.sequences import SequenceBatch
+from agents.core.targets import HardCopy
 
 
 def fake_sequences(b: int, length: int, num_actions: int = 3, seed: int = 0,
@@ -36,9 +37,23 @@ def tiny_network(num_actions: int = 3, recurrent: bool = False) -> RecurrentQNet
     return RecurrentQNetwork({"obs": Leaf("vector", (4,))}, num_actions, 8, 8, recurrent)
 
 
-def as_sample(batch: SequenceBatch, source: np.ndarray) -> MixedSample:
+def tiny_policy_network(num_actions: int = 3, recurrent: bool = False) -> RecurrentNetwork:
+    """BC's network: a ``logits`` head."""
+    torch.manual_seed(0)
+    spec = NetworkSpec({"obs": Leaf("vector", (4,))}, num_actions, 8, 8, recurrent,
+                       {"logits": HeadSpec("logits")})  # fmt: skip
+    return RecurrentNetwork(spec)
+
+
+DEMO = 1
+"""In these tests, source 1 is the demo replay (source 0 the agent replay)."""
+
+
+def as_sample(batch: SequenceBatch, source: np.ndarray) -> Sample:
     n = len(batch)
-    return MixedSample(batch, np.ones(n, np.float32), np.asarray(source), np.arange(n))
+    source = np.asarray(source)
+    names = ("agent replay", "demo replay", "episode memory")
+    return Sample(batch, np.ones(n, np.float32), source, np.arange(n), source == DEMO, names)
 
 
 def torch_batch(batch: SequenceBatch, source: np.ndarray):
@@ -46,4 +61,6 @@ def torch_batch(batch: SequenceBatch, source: np.ndarray):
 
 
 def make_learner(cfg, loss_fn, recurrent: bool = False) -> Learner:
-    return Learner(tiny_network(recurrent=recurrent), cfg, torch.device("cpu"), loss_fn)
+    net = tiny_network(recurrent=recurrent)
+    return Learner({"main": net}, cfg, torch.device("cpu"), loss_fn,
+                   {"main": HardCopy(cfg.target_update_every)})  # fmt: skip

@@ -13,7 +13,7 @@ from agents.core.demos import DemoSet
 from agents.core.logger import read_metrics
 from demostudio.cli import main
 
-from .helpers import fake_sequences, tiny_network, torch_batch
+from .helpers import fake_sequences, tiny_policy_network, torch_batch
 
 BC_TINY = dict(env="CartPole-v1", hidden=16, lstm=16, batch_size=8, trace=10, period=10,
                progress=False, tensorboard=False, device="cpu", eval_episodes=1)  # fmt: skip
@@ -55,16 +55,16 @@ def test_early_stopping_counts_rounds_without_improvement():
 def test_bc_loss_is_cross_entropy_on_learned_steps():
     seqs = fake_sequences(3, 5)
     batch = torch_batch(seqs, np.zeros(3, np.int64))
-    net = tiny_network()
+    net = tiny_policy_network()
     out = bc_loss(net, batch, burn_in=0)
     with torch.no_grad():
-        q = net(batch.obs, batch.prev_action, batch.prev_reward, batch.state).q
-    logp = torch.log_softmax(q, -1).gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
+        logits = net(batch.obs, batch.prev_action, batch.prev_reward, batch.state).heads["logits"]
+    logp = torch.log_softmax(logits, -1).gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
     m = batch.mask.float()
     assert float(out.loss.detach()) == pytest.approx(float(-(logp * m).sum() / m.sum()), rel=1e-5)
     assert float(out.steps) == 12  # 3 sequences x 4 learned steps
     # recurrent with burn-in: only the steps after the burn-in count
-    rec = tiny_network(recurrent=True)
+    rec = tiny_policy_network(recurrent=True)
     assert float(bc_loss(rec, batch, burn_in=2).steps) == 6
 
 

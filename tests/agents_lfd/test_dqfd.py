@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from agents.core.logger import read_metrics
-from agents.core.mixing import MixSource, ReplayMix
+from agents.core.losses import q_values
+from agents.core.mixing import DataSource, ReplayMix
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.dqfd import (
     DQfD,
@@ -50,7 +51,7 @@ def test_margin_term_applies_to_demo_elements_only():
     cfg0 = DQfDConfig(demos=("x",), burn_in=0, trace=5, n_step=3, lambda_l2=0.0, lambda_margin=0)
     without = DQfDLoss(cfg0)(learner, batch)
     with torch.no_grad():
-        q, _ = learner.unroll(batch)
+        q, _ = q_values(learner, batch)
     margin = large_margin_loss(q, batch.action, 0.8) * batch.mask.float()
     per_seq = margin.sum(0) / batch.mask.float().sum(0)
     by_hand = float((per_seq * torch.tensor([0.0, 1.0, 0.0, 1.0])).mean())
@@ -92,7 +93,9 @@ def test_global_weights_match_one_shared_replay():
     rng = np.random.default_rng(0)
     agent.update_priorities(np.arange(30), rng.uniform(0.1, 2, 30))
     demo.update_priorities(np.arange(10), rng.uniform(1, 3, 10))
-    mix = ReplayMix(agent, [MixSource(demo, PriorityShare(demo, agent))], seed=0)
+    mix = ReplayMix(
+        agent, [DataSource("demo", demo, PriorityShare(demo, agent), demo=True)], seed=0
+    )
     sample = mix.sample(16, 0)
     w = global_weights(torch.from_numpy(sample.weight), torch.from_numpy(sample.source),
                        [agent, demo])  # fmt: skip
@@ -114,7 +117,7 @@ def test_demo_priority_bonus_keeps_demos_sampled():
         agent, demo = _buffers(200, 10)
         loss = DQfDLoss(cfg, buffers=[agent, demo])
         share = PriorityShare(demo, agent)
-        mix = ReplayMix(agent, [MixSource(demo, share)], seed=0)
+        mix = ReplayMix(agent, [DataSource("demo", demo, share, demo=True)], seed=0)
         learner = make_learner(cfg, loss)
         for i in range(40):  # visit every item
             sample = mix.sample(64, 0)
@@ -163,26 +166,26 @@ class _NoTouchEnv(gym.Wrapper):
 
 
 class _Guarded(DQfD):
-    def pretrain(self, ctx, mix):
-        _NoTouchEnv.forbidden = True
-        try:
-            super().pretrain(ctx, mix)
-        finally:
+    def on_phase_start(self, ctx, phase):
+        _NoTouchEnv.forbidden = phase.name == "pretrain"
+
+    def on_phase_end(self, ctx, phase):
+        if phase.name == "pretrain":
             _NoTouchEnv.forbidden = False
-        self.updates_after_pretrain = ctx.learner.updates
+            self.updates_after_pretrain = ctx.learner.updates
 
 
 def test_pretraining_touches_no_env(tmp_path, cartpole_demos):
     env_id = "DemoStudioTest/NoTouchCartPole-v0"
     if env_id not in gym.registry:
         gym.register(env_id, entry_point=_NoTouchEnv, max_episode_steps=500)
-    from agents.core.trainer import train
+    from agents.core.run import train
 
     cfg = DQfDConfig(**{**DQFD_TINY, "env": env_id}, demos=(cartpole_demos,),
                      demo_env_override="CartPole-v1", total_env_steps=200, eval_every=0,
                      run_dir=tmp_path / "run")  # fmt: skip
     algo = _Guarded(cfg)
-    result = train(cfg, algo)
+    result = train(algo)
     assert _NoTouchEnv.touched == 0
     assert algo.updates_after_pretrain == 30
     assert result.updates > 30 and result.env_steps >= 200  # then it did interact
@@ -194,7 +197,7 @@ def test_pretraining_touches_no_env(tmp_path, cartpole_demos):
     # a resumed run continues from its checkpoint without pre-training again
     more = DQfDConfig(**{**cfg.__dict__, "total_env_steps": 300, "resume": True})
     again = _Guarded(more)
-    resumed = train(more, again)
+    resumed = train(again)
     assert not hasattr(again, "updates_after_pretrain") and resumed.updates > result.updates
     assert len([r for r in read_metrics(tmp_path / "run") if r["kind"] == "pretrain"]) == 3
 
@@ -233,4 +236,4 @@ def test_recurrent_dqfd_option(tmp_path, cartpole_demos):
     result = train_dqfd(cfg)
     assert result.updates > 30
     payload = torch.load(tmp_path / "r" / "checkpoints" / "final.pt", weights_only=True)
-    assert any(k.startswith("core.weight_ih") for k in payload["network"])  # an LSTM core
+    assert any(k.startswith("core.weight_ih") for k in payload["networks"]["main"])  # an LSTM

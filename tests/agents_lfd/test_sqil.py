@@ -15,10 +15,11 @@ from .helpers import fake_sequences, make_learner, torch_batch
 
 
 def test_sqil_rewards_are_one_for_demo_steps_and_zero_otherwise():
-    source = torch.tensor([0, 1, 2, 1])  # agent replay, demo replay, episode memory, demo
+    # agent replay, demo replay, episode memory, demo replay
+    is_demo = torch.tensor([False, True, False, True])
     mask = torch.tensor([[1, 1, 1, 1], [1, 0, 1, 1], [0, 0, 0, 1]], dtype=torch.bool)
     want = torch.tensor([[0, 1, 0, 1], [0, 0, 0, 1], [0, 0, 0, 1]], dtype=torch.float32)
-    torch.testing.assert_close(sqil_rewards(source, mask), want)
+    torch.testing.assert_close(sqil_rewards(is_demo, mask), want)
 
 
 def test_sqil_loss_learns_from_relabelled_rewards_only():
@@ -28,7 +29,7 @@ def test_sqil_loss_learns_from_relabelled_rewards_only():
     learner = make_learner(cfg, sqil_loss, recurrent=True)
     batch = torch_batch(seqs, source)
     out = sqil_loss(learner, batch)
-    relabelled = batch._replace(reward=sqil_rewards(batch.source, batch.mask))
+    relabelled = batch._replace(reward=sqil_rewards(batch.is_demo, batch.mask))
     torch.testing.assert_close(out.loss, r2d2_loss(learner, relabelled).loss)
     # env rewards play no part: scaling them changes nothing
     louder = batch._replace(reward=batch.reward * 100.0)

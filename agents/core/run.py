@@ -1,0 +1,528 @@
+"""The run shell shared by every algorithm: the run folder and ``config.json``, ``--resume``
+with the config diff, the phases and their schedules, a progress bar, metrics.jsonl and
+TensorBoard, the evaluation and checkpoint schedule (on multiples of their periods, also
+after a resume), the final evaluation and the result. No algorithm has its own loop.
+
+``train(agent)`` runs ``agent.phases()`` in order; each phase's schedule
+(:mod:`agents.core.schedules`) is iterated until done, and after every iteration the shell
+logs, asks ``agent.after_iteration`` (which may stop the run), evaluates and checkpoints on
+the schedule's clock. A run that fails to start leaves no run folder behind.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, NamedTuple
+
+import gymnasium as gym
+import numpy as np
+import torch
+
+from agents.core.actor import ActorPool, VectorActor
+from agents.core.agent import Agent, EnvInfo, Phase
+from agents.core.checkpoint import (
+    CheckpointError,
+    latest_checkpoint,
+    load_checkpoint,
+    load_replays,
+    periodic_path,
+    prune_checkpoints,
+    replay_path,
+    save_checkpoint,
+    save_replays,
+)
+from agents.core.config import config_to_dict
+from agents.core.controller import AgentController
+from agents.core.evaluate import EvalResult, run_episodes
+from agents.core.learner import Learner
+from agents.core.logger import RunLogger
+from agents.core.mixing import DataSource, ReplayMix
+from agents.core.networks import RecurrentNetwork
+from agents.core.policy import BatchPolicy
+from agents.core.preprocess import make_preprocessor, spec_to_json
+from agents.core.replay import PrioritizedSequenceReplay
+from agents.core.sequences import EndBehavior
+from demostudio.episode import (
+    ensure_registered,
+    env_folder_name,
+    find_episodes,
+    make_env,
+    read_summary,
+)
+
+CHECKPOINT_FORMAT = "demostudio-agent"
+CHECKPOINT_VERSION = 2
+
+
+def resolve_device(name: str) -> torch.device:
+    if name == "auto":
+        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if name == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device: expected an available device, got cuda (torch sees no GPU)")
+    return torch.device(name)
+
+
+def resolve_env(cfg: Any) -> str:
+    """``cfg.env``, or the one env every demo was recorded on when ``--env`` is not given
+    (set into ``cfg``); ValueError otherwise. The id is checked to be registered."""
+    if not cfg.env:
+        demos = tuple(getattr(cfg, "demos", ()) or ())
+        ids = set()
+        if demos and not getattr(cfg, "demo_env_override", None):
+            ids = {read_summary(p).env_id for p in find_episodes(list(demos))}
+        if len(ids) != 1:
+            found = f"demos of {sorted(ids)}" if ids else "none"
+            raise ValueError(
+                f"--env: expected a Gymnasium env id (or demos all recorded on one env), "
+                f"got {found}"
+            )
+        cfg.env = ids.pop()
+    ensure_registered(cfg.env)
+    return cfg.env
+
+
+def default_run_dir(algo: str, cfg: Any) -> Path:
+    return Path("runs") / f"{algo}-{env_folder_name(cfg.env)}-s{cfg.seed}"
+
+
+class TrainResult(NamedTuple):
+    run_dir: Path
+    env_steps: int
+    updates: int
+    evals: list[tuple[int, float]]
+    """(env steps, mean return) of each evaluation."""
+    solved_at: int | None
+    """Env steps of the first evaluation reaching ``stop_return`` (None if never)."""
+
+
+@dataclass
+class RunContext:
+    """Everything a schedule or an agent hook may use during a run."""
+
+    cfg: Any
+    agent: Agent
+    env: gym.Env
+    """A probe env (spaces only)."""
+    info: EnvInfo
+    learner: Learner
+    device: torch.device
+    run_dir: Path
+    replay: PrioritizedSequenceReplay | None
+    """The agent replay (None for agents without one: offline, on-policy)."""
+    mix: ReplayMix | None = None
+    """The named data sources batches are drawn from."""
+    logger: RunLogger | None = None
+    counters: dict[str, int] = field(
+        default_factory=lambda: {"env_steps": 0, "updates": 0, "episodes": 0, "phase": 0}
+    )
+    rng: np.random.Generator = field(default_factory=np.random.default_rng)
+    recent_returns: list[float] = field(default_factory=list)
+    stats: dict[str, list[float]] = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)
+    """Facts for the log (demo episodes, ...)."""
+    evals: list[tuple[int, float]] = field(default_factory=list)
+    _pool: ActorPool | None = None
+
+    @property
+    def preprocess(self):
+        return self.info.preprocess
+
+    @property
+    def network(self) -> torch.nn.Module:
+        return self.learner.network
+
+    def acting_weights(self) -> dict[str, torch.Tensor]:
+        return self.learner.networks[self.agent.acting_network].state_dict()
+
+    def pool(self) -> ActorPool:
+        """The actor pool, started on first use (so offline phases touch no env)."""
+        if self._pool is None:
+            cfg, n = self.cfg, self.cfg.num_actors
+            kwargs = cfg.make_kwargs()
+            policy = BatchPolicy.copy_of(
+                self.learner.networks[self.agent.acting_network],
+                self.agent.acting_selector(n),
+                n,
+                self.device,
+                np.random.default_rng(cfg.seed + 2),
+            )
+            self._pool = VectorActor(
+                [lambda: make_env(cfg.env, kwargs) for _ in range(n)],
+                policy,
+                self.preprocess,
+                cfg.sequence_length,
+                cfg.period,
+                EndBehavior(cfg.end_behavior),
+                seed=cfg.seed + 1000 * self.counters["episodes"],
+                keep_episodes=self.agent.keep_episodes(),
+            )
+        return self._pool
+
+    def sync_weights(self) -> None:
+        """Hand the pool the learner's acting weights (version: learner updates)."""
+        if self._pool is not None:
+            self._pool.update_weights(self.acting_weights(), self.learner.updates)
+
+    def record(self, metrics: dict[str, float]) -> None:
+        for k, v in metrics.items():
+            self.stats.setdefault(k, []).append(v)
+
+    def learn(self, batch_size: int) -> None:
+        """One learner update on a batch from the data sources; priorities written back."""
+        assert self.mix is not None, "learn() needs data sources"
+        sample = self.mix.sample(batch_size, self.counters["env_steps"])
+        metrics, td, mask = self.learner.update(sample)
+        if td is not None:
+            self.mix.update_priorities(sample, td, mask)
+        metrics["demo_share"] = float(np.mean(sample.is_demo))
+        self.record(metrics)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.close()
+
+
+def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
+    ctx.counters["updates"] = ctx.learner.updates
+    return {
+        "format": CHECKPOINT_FORMAT,
+        "version": CHECKPOINT_VERSION,
+        "algo": ctx.agent.name,
+        "config": config_to_dict(ctx.cfg),
+        "network_specs": {
+            k: n.spec.to_json()
+            for k, n in ctx.learner.networks.items()
+            if isinstance(n, RecurrentNetwork)
+        },
+        "acting_network": ctx.agent.acting_network,
+        **ctx.learner.state_dict(),
+        "obs_spec": spec_to_json(ctx.preprocess.spec),
+        "num_actions": ctx.info.num_actions,
+        "counters": dict(ctx.counters),
+        "agent_state": ctx.agent.state_dict(),
+    }
+
+
+# fields that may change between a run and its resumption without comment
+_RESUME_FREE = {"resume", "total_env_steps", "progress", "tensorboard", "device", "run_dir"}
+
+
+def config_changes(saved: dict, cfg: Any) -> list[str]:
+    """``field saved -> now`` for each config field that differs from the resumed run's."""
+    now = config_to_dict(cfg)
+    return [
+        f"{k} {saved[k]!r} -> {v!r}"
+        for k, v in now.items()
+        if k not in _RESUME_FREE and k in saved and saved[k] != v
+    ]
+
+
+def restore_replays(ctx: RunContext, env_steps: int) -> str:
+    """Load checkpoints/replay.npz into the persistent buffers when it belongs to the
+    checkpoint being resumed (same env steps, same sequence length); returns what was done."""
+    saved = load_replays(ctx.run_dir)
+    if saved is None:
+        return "no saved replay (run without --save-replay): the replay refills"
+    saved_steps, arrays = saved
+    if saved_steps != env_steps:
+        return (
+            f"saved replay is from env step {saved_steps}, the checkpoint from {env_steps}: "
+            "the replay refills"
+        )
+    loaded = []
+    length = ctx.cfg.sequence_length
+    for buf in ctx.mix.buffers if ctx.mix else []:
+        state = arrays.get(buf.name)
+        if not buf.persistent or state is None:
+            continue
+        saved_length = state["action"].shape[1] if "action" in state else length
+        if saved_length != length:
+            return (
+                f"saved {buf.name} holds sequences of {saved_length} steps, this run uses "
+                f"{length}: the replay refills"
+            )
+        buf.load_state_arrays(state, str(replay_path(ctx.run_dir)))
+        loaded.append(f"{buf.name} {len(buf)} sequences")
+    return "restored " + ", ".join(loaded)
+
+
+def evaluate(ctx: RunContext, episodes: int, seed: int) -> EvalResult:
+    """Play ``episodes`` with the evaluation policy on a copy of the acting weights."""
+    env = make_env(ctx.cfg.env, ctx.cfg.make_kwargs())
+    try:
+        policy = BatchPolicy.copy_of(
+            ctx.learner.networks[ctx.agent.acting_network],
+            ctx.agent.eval_selector(ctx.cfg.eval_epsilon),
+            1,
+            ctx.device,
+            np.random.default_rng(seed),
+        )
+        ctrl = AgentController(policy, ctx.preprocess, name=f"policy:{ctx.agent.name}")
+        return run_episodes(env, ctrl, episodes, seed=seed)
+    finally:
+        env.close()
+
+
+def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
+           payload: dict | None) -> tuple[RunContext, str | None]:  # fmt: skip
+    cfg = agent.cfg
+    if not isinstance(env.action_space, gym.spaces.Discrete):
+        raise ValueError(
+            f"--env {cfg.env}: expected a Discrete action space, got {env.action_space}"
+        )
+    info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
+    networks = agent.build_networks(info)
+    learner = Learner(networks, cfg, device, agent.loss(), agent.target_rules())
+    ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
+    ctx.rng = np.random.default_rng(cfg.seed + 3)
+    if payload is not None:
+        try:
+            learner.load_state_dict(payload)
+        except (KeyError, RuntimeError, ValueError) as exc:
+            raise CheckpointError(
+                payload["path"], f"--resume: expected weights matching this config, got {exc}"
+            ) from None
+        ctx.counters.update(payload["counters"])
+    if agent.uses_replay:
+        ctx.replay = PrioritizedSequenceReplay(
+            cfg.replay_capacity, cfg.priority_alpha, cfg.priority_beta, cfg.priority_eta,
+            cfg.seed, "agent replay",
+        )  # fmt: skip
+    sources = agent.sources(ctx)
+    if ctx.replay is not None:
+        ctx.mix = ReplayMix(DataSource("agent replay", ctx.replay), sources, seed=cfg.seed + 1)
+    elif sources:
+        ctx.mix = ReplayMix(sources[0], sources[1:], seed=cfg.seed + 1)
+    note = None
+    if payload is not None:
+        note = restore_replays(ctx, ctx.counters["env_steps"])
+        changes = config_changes(payload["config"], cfg)
+        if changes:
+            note += "; config changed from the saved run: " + ", ".join(changes)
+        agent.load_state_dict(payload.get("agent_state") or {})
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "config.json").write_text(
+        json.dumps({"algo": agent.name, **config_to_dict(cfg)}, indent=2), encoding="utf-8"
+    )
+    ctx.logger = RunLogger(run_dir, cfg.tensorboard)
+    return ctx, note
+
+
+def _open(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
+    """The checkpoint payload to resume from (None for a fresh run); errors name the folder."""
+    cfg = agent.cfg
+    previous = latest_checkpoint(run_dir)
+    if not getattr(cfg, "resume", False):
+        if previous is not None:
+            hint = "another --run-dir"
+            if hasattr(cfg, "resume"):
+                hint = "--resume or " + hint
+            raise CheckpointError(
+                run_dir, f"expected a fresh run folder, got one with checkpoints (pass {hint})"
+            )
+        return None
+    if previous is None:
+        raise CheckpointError(run_dir, "--resume: expected a run folder with checkpoints, got none")
+    payload = load_checkpoint(previous, map_location=device)
+    if payload["algo"] != agent.name or payload["config"].get("env") != cfg.env:
+        raise CheckpointError(
+            previous,
+            f"--resume: expected a {agent.name} run on {cfg.env}, got a {payload['algo']} run "
+            f"on {payload['config'].get('env')}",
+        )
+    return payload
+
+
+def train(agent: Agent) -> TrainResult:
+    """Run ``agent`` (a fresh run, or ``--resume``) and return what it did."""
+    cfg = agent.cfg
+    resolve_env(cfg)
+    cfg.validate()
+    torch.set_num_threads(max(1, cfg.torch_threads))
+    torch.manual_seed(cfg.seed)
+    device = resolve_device(cfg.device)
+    run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(agent.name, cfg)
+    payload = _open(agent, run_dir, device)
+    created = not run_dir.exists()
+    env = make_env(cfg.env, cfg.make_kwargs())
+    try:
+        ctx, note = _build(agent, env, run_dir, device, payload)
+    except BaseException:
+        env.close()
+        if created:
+            shutil.rmtree(run_dir, ignore_errors=True)
+        raise
+    return _Shell(ctx).run(note, resumed=payload is not None)
+
+
+class _Shell:
+    def __init__(self, ctx: RunContext):
+        self.ctx = ctx
+        self.cfg = ctx.cfg
+        self.solved_at: int | None = None
+
+    def write(self, text: str) -> None:
+        if self.cfg.progress:
+            from tqdm import tqdm
+
+            tqdm.write(text)
+
+    def save(self, path: Path) -> None:
+        ctx = self.ctx
+        save_checkpoint(path, checkpoint_payload(ctx))
+        if getattr(self.cfg, "save_replay", False) and ctx.mix is not None:
+            buffers = {b.name: b.state_arrays() for b in ctx.mix.buffers if b.persistent}
+            save_replays(ctx.run_dir, ctx.counters["env_steps"], buffers)
+
+    def evaluate(self, clock: int) -> EvalResult:
+        ctx, cfg = self.ctx, self.cfg
+        env_steps = ctx.counters["env_steps"]
+        result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock)
+        ctx.evals.append((env_steps, result.mean))
+        ctx.logger.log(
+            "eval",
+            env_steps,
+            tb_step=clock,
+            eval_return=result.mean,
+            eval_success=result.success_rate,
+            eval_length=float(np.mean(result.lengths)),
+            updates=ctx.learner.updates,
+            **ctx.agent.eval_metrics(ctx),
+        )
+        self.write(f"eval @ {env_steps} env steps, {ctx.learner.updates} updates: "
+                   f"mean return {result.mean:.2f}")  # fmt: skip
+        return result
+
+    def log_row(self, phase: Phase, clock: int, since: tuple[float, int, int]) -> dict:
+        ctx = self.ctx
+        t0, steps0, updates0 = since
+        elapsed = max(time.perf_counter() - t0, 1e-9)
+        row: dict[str, float] = {k: float(np.mean(v)) for k, v in ctx.stats.items()}
+        env_steps = ctx.counters["env_steps"]
+        if phase.schedule.clock == "env_steps":
+            row["episode_return"] = (
+                float(np.mean(ctx.recent_returns)) if ctx.recent_returns else float("nan")
+            )
+            row["episodes"] = ctx.counters["episodes"]
+            row["sps"] = (env_steps - steps0) / elapsed
+            if ctx.replay is not None:
+                row["replay_size"] = len(ctx.replay)
+            ctx.recent_returns[:] = ctx.recent_returns[-10:]
+        row["updates"] = ctx.learner.updates
+        row["ups"] = (ctx.learner.updates - updates0) / elapsed
+        row.update(ctx.agent.metrics(ctx))
+        ctx.logger.log(phase.log_kind, env_steps, tb_step=clock, **row)
+        ctx.stats.clear()
+        return row
+
+    def run_phase(self, phase: Phase) -> bool:
+        """Iterate ``phase`` until done; True when the run must stop (solved, or the agent
+        said so)."""
+        from tqdm import tqdm
+
+        ctx, cfg, sched = self.ctx, self.cfg, phase.schedule
+
+        def clock() -> int:
+            return ctx.counters["env_steps"] if sched.clock == "env_steps" else ctx.learner.updates
+
+        def next_multiple(every: int) -> float:
+            return (clock() // every + 1) * every if every > 0 else math.inf
+
+        next_log = next_multiple(phase.log_every)
+        next_eval = next_multiple(phase.eval_every)
+        next_ckpt = next_multiple(phase.checkpoint_every)
+        since = (time.perf_counter(), ctx.counters["env_steps"], ctx.learner.updates)
+        unit = "step" if sched.clock == "env_steps" else "upd"
+        bar = tqdm(total=sched.total, initial=min(clock(), sched.total), unit=unit, leave=False,
+                   desc=f"{ctx.agent.name} {phase.name} {cfg.env}", disable=not cfg.progress,
+                   dynamic_ncols=True)  # fmt: skip
+        ctx.agent.on_phase_start(ctx, phase)
+        try:
+            while not sched.done(ctx):
+                before = clock()
+                sched.iterate(ctx)
+                now = clock()
+                bar.update(min(now, sched.total) - min(before, sched.total))
+                if now >= next_log:
+                    row = self.log_row(phase, now, since)
+                    since = (time.perf_counter(), ctx.counters["env_steps"], ctx.learner.updates)
+                    next_log = next_multiple(phase.log_every)
+                    bar.set_postfix_str(
+                        f"ret {row.get('episode_return', math.nan):.1f} "
+                        f"loss {row.get('loss', math.nan):.3f}"
+                    )
+                if ctx.agent.after_iteration(ctx):
+                    return True
+                if now >= next_eval and not sched.done(ctx):  # the end has its own evaluation
+                    result = self.evaluate(now)
+                    next_eval = next_multiple(phase.eval_every)
+                    stop = getattr(cfg, "stop_return", None)
+                    if stop is not None and result.mean >= stop:
+                        self.solved_at = ctx.counters["env_steps"]
+                        return True
+                if now >= next_ckpt:
+                    self.save(periodic_path(ctx.run_dir, ctx.counters["env_steps"]))
+                    prune_checkpoints(ctx.run_dir, cfg.keep_checkpoints)
+                    next_ckpt = next_multiple(phase.checkpoint_every)
+            if ctx.stats:  # the last partial window
+                self.log_row(phase, clock(), since)
+        finally:
+            bar.close()
+        return False
+
+    def run(self, note: str | None, resumed: bool) -> TrainResult:
+        ctx, cfg, agent = self.ctx, self.cfg, self.ctx.agent
+        if note is not None:
+            items = len(ctx.replay) if ctx.replay is not None else 0
+            ctx.logger.log("resume", ctx.counters["env_steps"], note=note, replay_items=items)
+            self.write(f"resumed at {ctx.counters['env_steps']} env steps; {note}")
+        phases = agent.phases()
+        first = int(ctx.counters.get("phase", 0)) if resumed else 0
+        try:
+            agent.start(ctx)
+            stopped = False
+            for i, phase in enumerate(phases):
+                if i < first or (resumed and i < len(phases) - 1 and phase.schedule.done(ctx)):
+                    continue  # done before this resume (its end was handled then)
+                ctx.counters["phase"] = i
+                stopped = self.run_phase(phase)
+                agent.on_phase_end(ctx, phase)
+                if stopped:
+                    break
+                if phase.end_checkpoint:
+                    self.save(ctx.run_dir / "checkpoints" / phase.end_checkpoint)
+                if phase.eval_at_end and cfg.eval_every:
+                    self.evaluate(ctx.counters["env_steps"])
+            agent.finish(ctx)
+            env_steps = ctx.counters["env_steps"]
+            if self.solved_at is None and (
+                agent.final_eval_always
+                or (cfg.eval_every and (not ctx.evals or ctx.evals[-1][0] != env_steps))
+            ):
+                self.evaluate(env_steps)
+        finally:
+            self.save(ctx.run_dir / "checkpoints" / "final.pt")
+            ctx.logger.close()
+            ctx.close()
+            ctx.env.close()
+        return TrainResult(
+            ctx.run_dir, ctx.counters["env_steps"], ctx.learner.updates, ctx.evals, self.solved_at
+        )
+
+
+__all__ = [
+    "RunContext",
+    "TrainResult",
+    "checkpoint_payload",
+    "config_changes",
+    "default_run_dir",
+    "evaluate",
+    "resolve_device",
+    "resolve_env",
+    "train",
+]

@@ -1,0 +1,75 @@
+"""DQfD: a permanent demo replay whose share of each batch follows the priorities (demo
+bonus epsilon_d vs agent bonus epsilon_a), DQfD's loss, and two phases: pre-training on
+demos only (no env is touched; ends with ``pretrained.pt`` and an evaluation), then
+interaction at the replay ratio."""
+
+from __future__ import annotations
+
+from agents.core.agent import Agent, Phase
+from agents.core.batch import Loss
+from agents.core.demos import demo_source
+from agents.core.mixing import DataSource
+from agents.core.replay import PrioritizedSequenceReplay
+from agents.core.run import RunContext, TrainResult, train
+from agents.core.schedules import Offline
+from agents.dqfd.config import DQfDConfig
+from agents.dqfd.learning import DQfDLoss
+
+PRETRAINED_NAME = "pretrained.pt"
+"""Checkpoint written in run_dir/checkpoints when pre-training ends."""
+
+
+class PriorityShare:
+    """The demo replay's share of the summed priorities of both replays: sampling each
+    element from the demo replay with this probability is sampling ONE prioritized replay
+    holding both, so the demo share adjusts itself as priorities change."""
+
+    def __init__(self, demo: PrioritizedSequenceReplay, agent: PrioritizedSequenceReplay):
+        self.demo = demo
+        self.agent = agent
+
+    def __call__(self, _step: float) -> float:
+        total = self.demo.tree.total + self.agent.tree.total
+        return self.demo.tree.total / total if total > 0 else 0.0
+
+
+class DQfD(Agent):
+    name = "dqfd"
+    config_cls = DQfDConfig
+
+    def __init__(self, cfg: DQfDConfig):
+        super().__init__(cfg)
+        self.dqfd_loss = DQfDLoss(cfg)
+        self.share: PriorityShare | None = None
+
+    def loss(self) -> Loss:
+        return self.dqfd_loss
+
+    def sources(self, ctx: RunContext) -> list[DataSource]:
+        source = demo_source(self.cfg, ctx, lambda _t: 0.0)
+        self.share = PriorityShare(source.buffer, ctx.replay)
+        source.ratio = self.share
+        self.dqfd_loss.buffers = [ctx.replay, source.buffer]  # in the mix's source order
+        return [source]
+
+    def phases(self) -> list[Phase]:
+        cfg = self.cfg
+        pretrain = Phase(
+            "pretrain",
+            Offline(cfg.pretrain_updates, cfg.batch_size),
+            log_kind="pretrain",
+            log_every=cfg.pretrain_log_every,
+            end_checkpoint=PRETRAINED_NAME,
+            eval_at_end=True,
+        )
+        return ([pretrain] if cfg.pretrain_updates else []) + super().phases()
+
+    def metrics(self, ctx: RunContext) -> dict[str, float]:
+        return {"demo_priority_share": self.share(0)} if self.share else {}
+
+
+def train_dqfd(cfg: DQfDConfig) -> TrainResult:
+    return train(DQfD(cfg))
+
+
+__all__ = ["PRETRAINED_NAME", "DQfD", "PriorityShare", "train_dqfd"]

@@ -1,0 +1,81 @@
+"""R2D3: R2D2's learner and loss, plus the demo mix (and optionally an episode memory of
+the best agent episodes) as extra data sources."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from agents.core.actor import FinishedEpisode
+from agents.core.agent import Agent
+from agents.core.demo_mix import DemoMix
+from agents.core.mixing import DataSource
+from agents.core.replay import PrioritizedSequenceReplay
+from agents.core.run import RunContext, TrainResult, train
+from agents.r2d3.config import R2D3Config
+from agents.r2d3.memory import EpisodeMemory
+
+
+class R2D3(Agent):
+    name = "r2d3"
+    config_cls = R2D3Config
+
+    def __init__(self, cfg: R2D3Config):
+        super().__init__(cfg)
+        self.demo_mix = DemoMix(cfg)
+        self.memory: EpisodeMemory | None = None
+
+    def keep_episodes(self) -> bool:
+        return self.cfg.episode_memory_ratio > 0
+
+    def sources(self, ctx: RunContext) -> list[DataSource]:
+        cfg = self.cfg
+        sources = [self.demo_mix.source(ctx)]
+        if cfg.episode_memory_ratio > 0:
+            buf = PrioritizedSequenceReplay(
+                cfg.episode_memory_capacity, cfg.priority_alpha, cfg.priority_beta,
+                cfg.priority_eta, cfg.seed + 12, "episode memory",
+            )  # fmt: skip
+            self.memory = EpisodeMemory(buf)
+            ratio = cfg.episode_memory_ratio
+            sources.append(
+                DataSource("episode memory", buf, lambda _t: ratio, min_size=cfg.batch_size)
+            )
+        return sources
+
+    def on_episode(self, ctx: RunContext, episode: FinishedEpisode) -> None:
+        if self.memory is not None:
+            self.memory.offer(episode)
+
+    def state_dict(self) -> dict[str, Any]:
+        if self.memory is None:
+            return {}
+        return {
+            "episode_memory_best": self.memory.best,
+            "episode_memory_episodes": self.memory.episodes,
+        }
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        # only with its buffer restored: a best return without the episodes behind it
+        # would keep the memory empty
+        if (
+            self.memory is not None
+            and len(self.memory.buffer)
+            and "episode_memory_episodes" in state
+        ):
+            best = state.get("episode_memory_best")
+            self.memory.best = None if best is None else float(best)
+            self.memory.episodes = int(state["episode_memory_episodes"] or 0)
+
+    def metrics(self, ctx: RunContext) -> dict[str, float]:
+        out = self.demo_mix.metrics(ctx.counters["env_steps"])
+        if self.memory is not None and self.memory.best is not None:
+            out["episode_memory_best"] = self.memory.best
+        return out
+
+
+def train_r2d3(cfg: R2D3Config) -> TrainResult:
+    return train(R2D3(cfg))
+
+
+__all__ = ["R2D3", "train_r2d3"]

@@ -1,0 +1,36 @@
+"""SQIL: the demo mix as an extra source and SQIL's relabelled-reward loss."""
+
+from __future__ import annotations
+
+from agents.core.agent import Agent
+from agents.core.batch import Loss
+from agents.core.demo_mix import DemoMix
+from agents.core.mixing import DataSource
+from agents.core.run import RunContext, TrainResult, train
+from agents.sqil.config import SQILConfig
+from agents.sqil.learning import sqil_loss
+
+
+class SQIL(Agent):
+    name = "sqil"
+    config_cls = SQILConfig
+
+    def __init__(self, cfg: SQILConfig):
+        super().__init__(cfg)
+        self.demo_mix = DemoMix(cfg)
+
+    def loss(self) -> Loss:
+        return sqil_loss
+
+    def sources(self, ctx: RunContext) -> list[DataSource]:
+        return [self.demo_mix.source(ctx)]
+
+    def metrics(self, ctx: RunContext) -> dict[str, float]:
+        return self.demo_mix.metrics(ctx.counters["env_steps"])
+
+
+def train_sqil(cfg: SQILConfig) -> TrainResult:
+    return train(SQIL(cfg))
+
+
+__all__ = ["SQIL", "train_sqil"]
