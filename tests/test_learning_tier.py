@@ -5,17 +5,21 @@ learning fails `make test`.
 Each case stops at its first evaluation that reaches the threshold (``stop_return``), and
 fails if none does within its budget. The thresholds, beside what chance gets:
 
-=========  ============================  =====================  ==========================
-algorithm  task                          threshold (eval mean)  chance
-=========  ============================  =====================  ==========================
-r2d2       CartPole-v1                   >= 200                 about 22 (random actions)
-r2d3       CartPole-v1, 2 demos          >= 200                 about 22
-dqfd       MountainCar-v0, 5 demos       >= -160                -200 (never at the flag)
-sqil       CartPole-v1, 2 demos          >= 200                 about 22
-bc         CartPole-v1, 2 demos          >= 400                 about 22
-=========  ============================  =====================  ==========================
+=========  =======================  =========  =======  =============================
+algorithm  task                     threshold  chance   seed 0 (env steps: eval mean)
+=========  =======================  =========  =======  =============================
+bc         CartPole-v1, 2 demos     >= 300     ~22      200 updates: 424.7
+dqfd       MountainCar-v0, 5 demos  >= -160    -200     4k: -151.3 (-200 up to 3k)
+r2d2       CartPole-v1              >= 200     ~22      2k: 108.7, 4k: 148.7, 6k: 259.0
+r2d3       CartPole-v1, 2 demos     >= 200     ~22      2k: 105.3, 4k: 170.7, 6k: 449.7
+sqil       CartPole-v1, 2 demos     >= 200     ~22      2k: 186.7, 4k: 500.0
+=========  =======================  =========  =======  =============================
 
-Each takes well under a minute of one core (the CPU seconds are in the report of issue 16).
+(MountainCar's -200 means the flag was never reached in 200 steps; the runs are
+deterministic on one machine: the same seed gave the same evaluations three times.)
+
+Each takes well under a minute of one core: measured CPU seconds bc 2.7, dqfd 14.5, r2d2
+24.2, r2d3 26.0, sqil 18.1 (85 s for the tier).
 The longer targets (MountainCar from one demo, DoorKey) are in tests/agents/
 test_learning_slow.py and benchmarks/bench_agents.py.
 """
@@ -63,7 +67,7 @@ CASES: dict[str, tuple[float, dict[str, Any]]] = {
         dict(env="CartPole-v1", demos=(DEMOS / "CartPole-v1",), total_env_steps=12_000, **SMALL_Q),
     ),
     "bc": (
-        400.0,
+        300.0,
         dict(
             env="CartPole-v1",
             demos=(DEMOS / "CartPole-v1",),
