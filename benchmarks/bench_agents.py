@@ -10,6 +10,12 @@
   python benchmarks/bench_agents.py doorkey [--seeds ...] [--budget N]
       R2D3 with 10 demos vs R2D2 on MiniGrid-DoorKey-8x8-v0: success rate after the budget.
 
+Ablations: `--set KEY=VALUE ...` (JSON values; `stop_return=null` runs the whole budget)
+overrides config fields of every learning run, e.g.
+  python benchmarks/bench_agents.py mountaincar --algos r2d3 --budget 16000 \
+      --set n_step=10 demo_replay_kind=rank stop_return=null
+Each run lists its evaluations as [env steps, mean return].
+
 Demos are recorded with the scripted controllers into --work (default /tmp/demostudio-bench).
 """
 
@@ -193,6 +199,7 @@ def learning_run(algo: str, seed: int, work: Path, **overrides) -> dict:
         if evals
         else None,
         "best_eval_return": max((r["eval_return"] for r in evals), default=None),
+        "evals": [[r["env_steps"], round(r["eval_return"], 1)] for r in evals],
         "wall_s": round(time.perf_counter() - t, 1),
         "run_dir": str(run),
     }
@@ -231,6 +238,20 @@ DOORKEY = dict(
 )
 
 
+def parse_sets(pairs: list[str]) -> dict:
+    """``KEY=VALUE`` pairs (VALUE as JSON, else a string) -> config overrides."""
+    out = {}
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            raise SystemExit(f"--set: expected KEY=VALUE, got {pair!r}")
+        try:
+            out[key.replace("-", "_")] = json.loads(raw)
+        except json.JSONDecodeError:
+            out[key.replace("-", "_")] = raw
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("which", choices=["throughput", "cartpole", "mountaincar", "doorkey"])
@@ -240,7 +261,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
     p.add_argument("--algos", nargs="*", default=None, help="subset of r2d2 r2d3")
     p.add_argument("--work", default="/tmp/demostudio-bench")
+    p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
+                   help="config overrides for every learning run (ablations)")  # fmt: skip
     args = p.parse_args(argv)
+    sets = parse_sets(args.set)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
@@ -249,14 +273,16 @@ def main(argv: list[str] | None = None) -> int:
     elif args.which == "cartpole":
         budget = args.budget or 100_000
         runs = [
-            learning_run("r2d2", s, work, total_env_steps=budget, device=args.device, **CARTPOLE)
+            learning_run(
+                "r2d2", s, work, total_env_steps=budget, device=args.device, **{**CARTPOLE, **sets}
+            )
             for s in args.seeds
         ]
         out = {"benchmark": "r2d2-cartpole", "target": 475, **summarize(runs, budget)}
     elif args.which == "mountaincar":
         budget = args.budget or 50_000
         demos = record_demos(work, "MountainCar-v0", 1)
-        out = {"benchmark": "mountaincar", "target": -120, "demos": 1}
+        out = {"benchmark": "mountaincar", "target": -120, "demos": 1, "set": sets}
         for algo in args.algos or ["r2d3", "r2d2"]:
             extra = dict(demos=(demos,), **MC_R2D3) if algo == "r2d3" else {}
             runs = [
@@ -266,8 +292,7 @@ def main(argv: list[str] | None = None) -> int:
                     work,
                     total_env_steps=budget,
                     device=args.device,
-                    **MOUNTAINCAR,
-                    **extra,
+                    **{**MOUNTAINCAR, **extra, **sets},
                 )
                 for s in args.seeds
             ]
@@ -275,12 +300,17 @@ def main(argv: list[str] | None = None) -> int:
     else:
         budget = args.budget or 60_000
         demos = record_demos(work, "MiniGrid-DoorKey-8x8-v0", 10)
-        out = {"benchmark": "doorkey-8x8", "demos": 10}
+        out = {"benchmark": "doorkey-8x8", "demos": 10, "set": sets}
         for algo in args.algos or ["r2d3", "r2d2"]:
             extra = dict(demos=(demos,), demo_ratio=0.5) if algo == "r2d3" else {}
             runs = [
                 learning_run(
-                    algo, s, work, total_env_steps=budget, device=args.device, **DOORKEY, **extra
+                    algo,
+                    s,
+                    work,
+                    total_env_steps=budget,
+                    device=args.device,
+                    **{**DOORKEY, **extra, **sets},
                 )
                 for s in args.seeds
             ]

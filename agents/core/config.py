@@ -24,6 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
+from agents.core.replay import ReplayKind
+
 
 def _flag(name: str) -> str:
     return "--" + name.replace("_", "-")
@@ -224,6 +226,9 @@ class ReplayConfig(ConfigGroup):
     """Importance-weight exponent beta."""
     priority_eta: float = 0.9
     """Sequence priority = eta * max|delta| + (1 - eta) * mean|delta|."""
+    replay_kind: ReplayKind = "proportional"
+    """How the agent replay is sampled: uniform, proportional (p^alpha), rank (1/rank^alpha)
+    or greedy (the highest priorities first)."""
 
     def check(self) -> None:
         require(self, ("replay_capacity",), 1)
@@ -272,6 +277,9 @@ class DemoReplayConfig(ConfigGroup):
 
     demo_capacity: int = 50_000
     """Demo replay size in sequences (demos are never evicted)."""
+    demo_replay_kind: ReplayKind = "proportional"
+    """How the demo replay is sampled: uniform, proportional, rank or greedy (as
+    --replay-kind)."""
 
     def check(self) -> None:
         require(self, ("demo_capacity",), 1)

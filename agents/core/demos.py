@@ -188,6 +188,7 @@ def build_demo_replay(cfg: Any, ctx: RunContext) -> PrioritizedSequenceReplay:
         cfg.seed + 11,
         "demo replay",
         persistent=False,  # rebuilt from the demo files on --resume
+        kind=cfg.demo_replay_kind,
     )
     buffer.add(seqs)
     return buffer

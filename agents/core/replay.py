@@ -1,15 +1,25 @@
-"""Prioritized sequence replay on a sum tree.
+"""Prioritized sequence replay on a sum tree, with the four replay kinds of source 001.
 
-Each stored item is one sequence (see :mod:`agents.core.sequences`). Sampling probability
-is ``p_i^alpha / sum_j p_j^alpha``; a sequence's priority is
-``eta * max|delta| + (1 - eta) * mean|delta|`` over its learned steps (R2D2, eta = 0.9);
-new sequences enter at the largest priority seen so far; importance weights are
-``(N * P(i))^-beta`` normalised by their batch maximum.
+Each stored item is one sequence (see :mod:`agents.core.sequences`). A sequence's priority
+is ``eta * max|delta| + (1 - eta) * mean|delta|`` over its learned steps (R2D2, eta = 0.9);
+new sequences enter at the largest priority seen so far. How a batch is drawn from the
+priorities ``p_i`` of the ``N`` stored items is the buffer's *kind*:
+
+================ ==========================================================================
+``uniform``      ``P(i) = 1 / N`` (priorities are kept but not used; weights are 1)
+``proportional`` ``P(i) = p_i^alpha / sum_j p_j^alpha`` (stratified over the sum tree)
+``rank``         ``P(i) = (1 / rank_i)^alpha / sum_j (1 / j)^alpha``, rank 1 the highest
+                 priority (ties: the older slot first); stratified over the ranks' CDF
+``greedy``       the ``B`` highest priorities, best first, no randomness; weights are 1
+================ ==========================================================================
+
+Importance weights are ``(N * P(i))^-beta``, normalised by their batch maximum by the mix.
+The sum tree always holds ``p_i^alpha`` (DQfD reads each buffer's priority mass from it).
 """
 
 from __future__ import annotations
 
-from typing import NamedTuple
+from typing import Literal, NamedTuple, get_args
 
 import numpy as np
 
@@ -70,6 +80,28 @@ class SumTree:
         return self.find(np.minimum(u, np.nextafter(total, 0)))
 
 
+ReplayKind = Literal["uniform", "proportional", "rank", "greedy"]
+"""How a buffer draws from its priorities (see the module docstring)."""
+REPLAY_KINDS: tuple[str, ...] = get_args(ReplayKind)
+
+
+def rank_probabilities(priorities: np.ndarray, alpha: float) -> np.ndarray:
+    """Rank-based ``P(i) = (1/rank_i)^alpha / sum_j (1/j)^alpha`` for ``priorities`` ``[N]``
+    (rank 1 = the highest; equal priorities ranked by position, the earlier first)."""
+    order = np.argsort(-np.asarray(priorities, np.float64), kind="stable")
+    mass = (1.0 / np.arange(1, len(order) + 1)) ** alpha
+    prob = np.empty(len(order), np.float64)
+    prob[order] = mass / mass.sum()
+    return prob
+
+
+def greedy_indices(priorities: np.ndarray, n: int) -> np.ndarray:
+    """The ``n`` indices of the highest ``priorities``, best first (equal priorities: the
+    earlier first); cycles through all of them when ``n`` exceeds their number."""
+    order = np.argsort(-np.asarray(priorities, np.float64), kind="stable")
+    return np.resize(order, n)
+
+
 class Sampled(NamedTuple):
     """A sample from one buffer."""
 
@@ -88,7 +120,7 @@ def sequence_priority(td_abs: np.ndarray, mask: np.ndarray, eta: float) -> np.nd
 
 
 class PrioritizedSequenceReplay:
-    """A ring buffer of sequences with proportional prioritized sampling."""
+    """A ring buffer of sequences sampled by their priorities as its ``kind`` says."""
 
     def __init__(
         self,
@@ -99,7 +131,12 @@ class PrioritizedSequenceReplay:
         seed: int | None = None,
         name: str = "replay",
         persistent: bool = True,
+        kind: ReplayKind = "proportional",
     ):
+        if kind not in REPLAY_KINDS:
+            kinds = list(REPLAY_KINDS)
+            raise ValueError(f"{name}: expected a replay kind in {kinds}, got {kind!r}")
+        self.kind = kind
         self.capacity = capacity
         self.persistent = persistent
         """Saved with checkpoints when asked (False for buffers rebuilt from files)."""
@@ -146,10 +183,34 @@ class PrioritizedSequenceReplay:
     def sample(self, n: int) -> Sampled:
         if self.size == 0:
             raise ValueError(f"expected a non-empty {self.name} buffer to sample from, got 0 items")
-        index = self.tree.sample(n, self.rng)
-        prob = self.tree.get(index) / self.tree.total
+        index, prob = self._draw(n)
         weight = (self.size * np.maximum(prob, 1e-12)) ** (-self.beta)
         return Sampled(index, weight, take(self._data, index))
+
+    def probabilities(self) -> np.ndarray:
+        """``P(i)`` of each stored item for one draw (uniform and greedy: ``1/N``, the value
+        their importance weights use)."""
+        raw = self._raw[: self.size]
+        if self.kind == "proportional":
+            return self.tree.get(np.arange(self.size)) / self.tree.total
+        if self.kind == "rank":
+            return rank_probabilities(raw, self.alpha)
+        return np.full(self.size, 1.0 / self.size)
+
+    def _draw(self, n: int) -> tuple[np.ndarray, np.ndarray]:
+        """``n`` slot indices and the probability each was drawn with."""
+        if self.kind == "proportional":
+            index = self.tree.sample(n, self.rng)
+            return index, self.tree.get(index) / self.tree.total
+        if self.kind == "greedy":  # deterministic: importance weights of 1
+            return greedy_indices(self._raw[: self.size], n), np.full(n, 1.0 / self.size)
+        if self.kind == "uniform":
+            return self.rng.integers(0, self.size, n), np.full(n, 1.0 / self.size)
+        prob = rank_probabilities(self._raw[: self.size], self.alpha)
+        cdf = np.cumsum(prob)
+        u = (np.arange(n) + self.rng.random(n)) / n * cdf[-1]  # stratified, as the tree
+        index = np.minimum(np.searchsorted(cdf, u, side="right"), self.size - 1)
+        return index, prob[index]
 
     def update_priorities(self, index: np.ndarray, priority: np.ndarray) -> None:
         priority = np.maximum(np.asarray(priority, np.float64), 1e-8)
@@ -224,4 +285,13 @@ def _assign(where):
     return put
 
 
-__all__ = ["PrioritizedSequenceReplay", "Sampled", "SumTree", "sequence_priority"]
+__all__ = [
+    "REPLAY_KINDS",
+    "PrioritizedSequenceReplay",
+    "ReplayKind",
+    "Sampled",
+    "SumTree",
+    "greedy_indices",
+    "rank_probabilities",
+    "sequence_priority",
+]

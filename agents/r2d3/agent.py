@@ -34,7 +34,7 @@ class R2D3(Agent):
         if cfg.episode_memory_ratio > 0:
             buf = PrioritizedSequenceReplay(
                 cfg.episode_memory_capacity, cfg.priority_alpha, cfg.priority_beta,
-                cfg.priority_eta, cfg.seed + 12, "episode memory",
+                cfg.priority_eta, cfg.seed + 12, "episode memory", kind=cfg.episode_memory_kind,
             )  # fmt: skip
             self.memory = EpisodeMemory(buf)
             ratio = cfg.episode_memory_ratio

@@ -12,6 +12,7 @@ from agents.core.config import (
     require,
     require_unit,
 )
+from agents.core.replay import ReplayKind
 from agents.r2d2.config import R2D2Config
 
 
@@ -23,6 +24,9 @@ class EpisodeMemoryConfig(ConfigGroup):
     """Probability that a batch element comes from the best agent episodes so far (0: off)."""
     episode_memory_capacity: int = 2_000
     """Episode memory size in sequences."""
+    episode_memory_kind: ReplayKind = "proportional"
+    """How the episode memory is sampled: uniform, proportional, rank or greedy (as
+    --replay-kind)."""
 
     def check(self) -> None:
         require_unit(self, ("episode_memory_ratio",))
