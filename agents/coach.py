@@ -107,7 +107,7 @@ class CoachLink:
         self._version = -1
         self.progress = CoachProgress(algo)
         self.stretches = 0
-        """Corrected stretches sent (the window's count)."""
+        """Take-overs so far, the one under way included (the window's count)."""
         self.inserted = 0
         """Correction sequences in the demo replay (the trainer's count)."""
         self.dropped = 0
@@ -290,7 +290,7 @@ class LiveDemoCutter:
         self.extras = link.acting.agent.demo_extras
         self.person: list[bool] = []
         self.learned_until: dict[int, int] = {}
-        self.sent_person = 0  # person steps before the last flush
+        self.sent_person = 0  # person steps when the last flush went
         self.open = False
 
     def _one(self, observation) -> dict[str, np.ndarray]:
@@ -310,6 +310,8 @@ class LiveDemoCutter:
         h, c = self.agent.policy.numpy_state()
         extras = {k: v[0] for k, v in self.extras(np.array([int(action)])).items()}
         extras[STEP_EXTRA] = np.int64(len(self.person))
+        if person and not (self.person and self.person[-1]):
+            self.link.stretches += 1  # a take-over starts
         self.person.append(bool(person))
         seqs = self.writer.step(
             int(action), float(reward), bool(terminated), self._one(next_obs), h[0], c[0], extras
@@ -321,7 +323,6 @@ class LiveDemoCutter:
         """Control went back to the agent: the stretch's open sequences go now (padded)."""
         if not self.open or sum(self.person) == self.sent_person:
             return
-        self.link.stretches += 1
         self.sent_person = sum(self.person)
         seqs = copy.deepcopy(self.writer).end()
         if seqs is not None:
@@ -334,8 +335,6 @@ class LiveDemoCutter:
         """The episode is over (``keep``: saved; a discarded episode sends nothing more)."""
         if not self.open:
             return
-        if keep and sum(self.person) > self.sent_person:
-            self.link.stretches += 1
         seqs = self.writer.end()
         self.open = False
         if keep and seqs is not None:
