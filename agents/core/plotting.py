@@ -32,7 +32,8 @@ class DemoReturns(NamedTuple):
     def label(self) -> str:
         who = f"demos of {self.player}" if self.player else "demos"
         n = len(self.returns)
-        return f"{who}: mean {self.mean:.1f} ({n} episode{'' if n == 1 else 's'})"
+        spread = f", {min(self.returns):g} to {max(self.returns):g}" if n > 1 else ""
+        return f"{who}: mean {self.mean:.1f}{spread} ({n} episode{'' if n == 1 else 's'})"
 
 
 def demo_returns(demos: Sequence[str | os.PathLike]) -> list[DemoReturns]:
