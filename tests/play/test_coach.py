@@ -34,10 +34,10 @@ def _wait(condition, seconds: float = 30.0) -> None:
         time.sleep(0.02)
 
 
-def _coach(tmp_path, *extra: str):
+def _coach(tmp_path, *extra: str, algo: str = "r2d3"):
     from demostudio.cli.coach_cmd import parse_coach, start_coach
 
-    entry, cfg, settings = parse_coach("r2d3", [*TINY, "--run-dir", str(tmp_path / "run"), *extra])
+    entry, cfg, settings = parse_coach(algo, [*TINY, "--run-dir", str(tmp_path / "run"), *extra])
     coaching = start_coach(entry, cfg, settings)
     coaching.session.opts.countdown = 0
     coaching.session.new_episode()
@@ -96,7 +96,8 @@ def test_the_demo_sequences_hold_exactly_the_persons_steps(tmp_path):
     ticks(s, 10)
     tap(pygame.K_t)  # a second take-over in the same episode: steps 22..25
     ticks(s, 4)
-    tap(pygame.K_END)  # end and save the episode: the rest of the sequences go
+    tap(pygame.K_t)  # hand back and ...
+    tap(pygame.K_END)  # ... end and save the episode: the rest of the sequences go
     s.tick()
     s.quit(False)
     s.close()
@@ -150,3 +151,30 @@ def test_cli_errors_are_one_line(capsys):
     err = capsys.readouterr().err
     assert "expected an algorithm with a demo replay" in err and "r2d3" in err
     assert len(err.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize(
+    ("algo", "extra"),
+    [("dqfd", ("--pretrain-updates", "10", "--pretrain-log-every", "5")), ("sqil", ())],
+)
+def test_dqfd_with_demo_files_and_sqil_without(algo, extra, tmp_path, record_demos):
+    from demostudio.cli.coach_cmd import stop_coach
+
+    demos = record_demos(tmp_path / "demos", "MountainCar-v0", 1) if algo == "dqfd" else None
+    flags = ("--demos", str(demos)) if demos else ()
+    coaching = _coach(tmp_path, *flags, *extra, algo=algo)
+    link, s = coaching.link, coaching.session
+    _wait(lambda: link.progress.demo_sequences > 0 or not demos)  # the files' sequences
+    before = link.progress.demo_sequences
+    tap(pygame.K_t)
+    post_key(pygame.K_LEFT)
+    ticks(s, 8)
+    tap(pygame.K_t)
+    ticks(s, 1)
+    _wait(lambda: link.inserted > 0 and link.progress.demo_sequences == before + link.inserted)
+    s.quit(True)
+    s.close()
+    result = stop_coach(coaching)
+    assert (result.run_dir / "checkpoints" / "final.pt").exists()
+    if algo == "dqfd":
+        assert (result.run_dir / "checkpoints" / "pretrained.pt").exists()
