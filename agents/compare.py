@@ -1,6 +1,9 @@
 """Compare learning-from-demonstration algorithms on one env: the same demo folder, the
 same env-step budget, several seeds each; a markdown table (final evaluation return, env
-steps to a threshold, wall time) and one PNG of the learning curves.
+steps to a threshold, wall time, and the agent against the person: the share of the demos'
+return reached and the human-normalised score (agent - random) / (demos - random), the
+random policy measured in the same comparison) and one PNG of the learning curves with the
+demos' returns.
 
 Every finished run is appended to ``OUT/results.jsonl`` at once, so an interrupted
 comparison keeps what it finished and a rerun with the same ``OUT`` skips those runs.
@@ -18,8 +21,11 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
+from agents.core.plotting import demo_returns, draw_demo_band
 from demostudio.episode import env_folder_name, find_episodes, read_summary
 
+FINAL_EVAL_SEED = 1_000_000
+"""Reset seed of the final evaluations (+ the run's seed) and of the random policy's."""
 RESULTS_FILE = "results.jsonl"
 TABLE_FILE = "results.md"
 CURVES_FILE = "learning_curves.png"
@@ -86,6 +92,57 @@ class RunSummary(NamedTuple):
 class DemoInfo(NamedTuple):
     paths: list[Path]
     mean_return: float
+
+
+class Reference(NamedTuple):
+    """The returns an agent is measured against: the demos' and a random policy's."""
+
+    demos: float
+    """Mean return of the demo episodes."""
+    random: float
+    """Mean return of the uniformly random policy on the final evaluation's seeds."""
+
+    def share(self, agent: float) -> float:
+        """``agent / demos``: the share of the demos' return reached (nan unless the demos'
+        return is positive: a ratio of negative returns means nothing)."""
+        return agent / self.demos if self.demos > 0 else math.nan
+
+    def normalised(self, agent: float) -> float:
+        """``(agent - random) / (demos - random)``: 0 is random, 1 the demos (nan when the
+        demos do no better than random)."""
+        gap = self.demos - self.random
+        return (agent - self.random) / gap if gap > 0 else math.nan
+
+
+class RandomPolicy:
+    """Uniformly random actions from the env's own (seeded) action space."""
+
+    def __init__(self, seed: int):
+        self.seed = seed
+        self._seeded = False
+
+    def reset(self, env: Any, observation: Any, info: dict) -> None:
+        if not self._seeded:
+            env.action_space.seed(self.seed)
+            self._seeded = True
+
+    def act(self, env: Any, observation: Any) -> Any:
+        return env.action_space.sample()
+
+    def observe_reward(self, reward: float) -> None:
+        pass
+
+
+def random_return(env_id: str, episodes: int, seed: int) -> float:
+    """Mean return of :class:`RandomPolicy` over ``episodes`` episodes seeded from ``seed``."""
+    from agents.core.evaluate import run_episodes
+    from demostudio.episode import make_env
+
+    env = make_env(env_id)
+    try:
+        return run_episodes(env, RandomPolicy(seed), episodes, seed=seed).mean
+    finally:
+        env.close()
 
 
 def demo_info(demos: Sequence[Path]) -> DemoInfo:
@@ -176,7 +233,9 @@ def run_one(spec: RunSpec) -> RunSummary:
     agent = restore_agent(result.run_dir, "cpu", 0.0, spec.seed)
     env = make_env(agent.env_id, agent.env_kwargs)
     try:
-        final = run_episodes(env, agent.controller, spec.final_eval_episodes, 1_000_000 + spec.seed)
+        final = run_episodes(
+            env, agent.controller, spec.final_eval_episodes, FINAL_EVAL_SEED + spec.seed
+        )
     finally:
         env.close()
     curve = [
@@ -290,8 +349,11 @@ def run_comparison(
             for fut in as_completed(futures):
                 record(fut.result())
     summaries = [r for r in read_results(cfg.out) if r.algo in cfg.algos]
-    table = write_table(cfg, summaries, demos, threshold)
-    png = plot_comparison(cfg, summaries, demos, threshold)
+    episodes = cfg.final_eval_episodes * cfg.seeds
+    ref = Reference(demos.mean_return, random_return(cfg.env, episodes, FINAL_EVAL_SEED))
+    report(f"random policy: mean return {ref.random:.1f} over {episodes} episodes")
+    table = write_table(cfg, summaries, demos, threshold, ref)
+    png = plot_comparison(cfg, summaries, demos, threshold, ref)
     return summaries, table, png
 
 
@@ -303,13 +365,25 @@ def _fmt(x: float) -> str:
     return "nan" if not math.isfinite(x) else f"{x:.1f}"
 
 
-def markdown_table(summaries: Sequence[RunSummary], algos: Sequence[str], threshold: float) -> str:
+def _ratio(x: float) -> str:
+    return "-" if not math.isfinite(x) else f"{x:.2f}"
+
+
+def markdown_table(
+    summaries: Sequence[RunSummary],
+    algos: Sequence[str],
+    threshold: float,
+    ref: Reference | None = None,
+) -> str:
     """One row per algorithm: final return mean ± std over seeds, env steps to the
-    threshold (median of the seeds that reached it, and how many did), wall time."""
+    threshold (median of the seeds that reached it, and how many did), wall time; with
+    ``ref`` also the share of the demos' return reached and the human-normalised score, of
+    the mean final return."""
+    extra = " share of demo return | human-normalised |" if ref is not None else ""
     lines = [
         f"| algorithm | seeds | final eval return (mean ± std) | env steps to >= {threshold:g} "
-        "(median, reached) | wall time s (mean) |",
-        "| --- | --- | --- | --- | --- |",
+        f"(median, reached) | wall time s (mean) |{extra}",
+        "| --- | --- | --- | --- | --- |" + (" --- | --- |" if ref is not None else ""),
     ]
     for algo in algos:
         rows = [r for r in summaries if r.algo == algo]
@@ -319,22 +393,37 @@ def markdown_table(summaries: Sequence[RunSummary], algos: Sequence[str], thresh
         hits = [r.steps_to_threshold for r in rows if r.steps_to_threshold is not None]
         median = str(int(np.median(hits))) if hits else "-"
         steps = f"{median} ({len(hits)}/{len(rows)})"
-        lines.append(
+        row = (
             f"| {algo} | {len(rows)} | {_fmt(finals.mean())} ± {_fmt(finals.std())} | {steps} "
             f"| {np.mean([r.wall_s for r in rows]):.0f} |"
         )
+        if ref is not None:
+            share, score = ref.share(finals.mean()), ref.normalised(finals.mean())
+            row += f" {_ratio(share)} | {_ratio(score)} |"
+        lines.append(row)
     return "\n".join(lines) + "\n"
 
 
 def write_table(
-    cfg: CompareSettings, summaries: Sequence[RunSummary], demos: DemoInfo, threshold: float
+    cfg: CompareSettings,
+    summaries: Sequence[RunSummary],
+    demos: DemoInfo,
+    threshold: float,
+    ref: Reference | None = None,
 ) -> Path:
+    against = ""
+    if ref is not None:
+        against = (
+            f"The agent against the person: share of demo return = final / demos (only for a "
+            f"positive demo return); human-normalised = (final - random) / (demos - random), "
+            f"random policy mean return {ref.random:.1f} on the final evaluation's seeds.\n\n"
+        )
     head = (
         f"# {cfg.env}: {', '.join(cfg.algos)}\n\n"
         f"{_episodes(len(demos.paths))} (mean return {demos.mean_return:.1f}) from "
         f"{', '.join(map(str, cfg.demos))}; budget {cfg.budget} env steps per run; "
         f"final return over {cfg.final_eval_episodes} fresh episodes of the final checkpoint; "
-        f"bc learns from the demos only (0 env steps).\n\n"
+        f"bc learns from the demos only (0 env steps).\n\n{against}"
     )
     seeds = ["", "| algorithm | seed | final | steps to threshold | env steps | updates | wall s |",
              "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
@@ -346,17 +435,22 @@ def write_table(
         )
     path = cfg.out / TABLE_FILE
     path.write_text(
-        head + markdown_table(summaries, cfg.algos, threshold) + "\n".join(seeds) + "\n",
+        head + markdown_table(summaries, cfg.algos, threshold, ref) + "\n".join(seeds) + "\n",
         encoding="utf-8",
     )
     return path
 
 
 def plot_comparison(
-    cfg: CompareSettings, summaries: Sequence[RunSummary], demos: DemoInfo, threshold: float
+    cfg: CompareSettings,
+    summaries: Sequence[RunSummary],
+    demos: DemoInfo,
+    threshold: float,
+    ref: Reference | None = None,
 ) -> Path:
     """Mean evaluation return over seeds per algorithm (band: min to max), on a common grid
-    of env steps; algorithms that use no env steps (bc) as a dashed level."""
+    of env steps; algorithms that use no env steps (bc) as a dashed level; the demos'
+    returns (mean and band, one per player) and the random policy's level."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -393,6 +487,10 @@ def plot_comparison(
         if len(rows) > 1:
             ax.fill_between(g, np.nanmin(arr, 0), np.nanmax(arr, 0), color=color, alpha=0.15)
     ax.axhline(threshold, color="gray", ls=":", lw=1, label=f"threshold {threshold:g}")
+    groups = demo_returns(demos.paths)
+    draw_demo_band(ax, groups, ["black", *colors[len(cfg.algos) :]])
+    if ref is not None:
+        ax.axhline(ref.random, color="gray", ls="-.", lw=1, label=f"random {ref.random:.1f}")
     ax.set_xlabel("env steps")
     ax.set_ylabel("evaluation return")
     ax.set_title(f"{cfg.env}, {_episodes(len(demos.paths))}")
@@ -406,7 +504,10 @@ def plot_comparison(
 
 
 __all__ = [
+    "FINAL_EVAL_SEED",
     "CompareSettings",
+    "RandomPolicy",
+    "Reference",
     "RunSpec",
     "RunSummary",
     "build_config",
@@ -414,6 +515,7 @@ __all__ = [
     "parse_overrides",
     "plan_runs",
     "plot_comparison",
+    "random_return",
     "read_results",
     "run_comparison",
     "run_one",

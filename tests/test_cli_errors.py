@@ -82,6 +82,13 @@ EXPLICIT: dict[str, list[str]] = {
         f"train r2d2 --env {BAD_ENV} --run-dir {{tmp}}/run --total-env-steps 50",
         f"train r2d3 --env CartPole-v1 --demos {MISSING} --run-dir {{tmp}}/run",
     ],
+    "coach": [
+        "coach nosuchalgo",
+        "coach bc --env CartPole-v1 --run-dir {tmp}/run",
+        f"coach r2d3 --env {BAD_ENV} --run-dir {{tmp}}/run",
+        "coach r2d3 --env CartPole-v1 --fps 0 --run-dir {tmp}/run",
+        f"coach r2d3 --env CartPole-v1 --demos {MISSING} --run-dir {{tmp}}/run",
+    ],
     "evaluate": [f"evaluate {MISSING}", "evaluate {garbage}"],
     "watch": [f"watch {MISSING} --headless --record {{tmp}}"],
     "plot": ["plot", f"plot {MISSING}"],
@@ -179,6 +186,7 @@ WINDOW_COMMANDS = (
     ["play", "CartPole-v1"],
     ["replay", "demos/CartPole-v1"],
     ["watch", "runs/any-run"],  # checked before the checkpoint is even read
+    ["coach", "r2d3", "--env", "CartPole-v1"],  # checked before training starts
 )
 
 

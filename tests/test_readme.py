@@ -3,8 +3,8 @@ of the shipped demos, the way a new user would type them from a fresh clone.
 
 What is adapted, and why:
 * `FILE.h5` is the episode file the README names where it introduces the placeholder.
-* Windows: `demostudio` (the launcher), `play` and `replay` are skipped (they need a
-  person; tests/play and tests/replay drive them headless); `watch RUN` runs in its headless
+* Windows: `demostudio` (the launcher), `play`, `replay` and `coach` are skipped (they need
+  a person; tests/play and tests/replay drive them headless); `watch RUN` runs in its headless
   mode (`--headless --record DIR`).
 * Long commands get a small budget appended (a later flag overrides the README's): `train`
   `--total-env-steps 400 --eval-every 200 ...` (the resume 600), `evaluate` and `record`
@@ -28,7 +28,7 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
 
-WINDOW_COMMANDS = {"launch", "play", "replay"}
+WINDOW_COMMANDS = {"launch", "play", "replay", "coach"}
 SMALL_BUDGET = {
     "record": ["--episodes", "1"],
     "train": [

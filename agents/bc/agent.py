@@ -58,7 +58,7 @@ class BC(Agent):
         cfg = self.cfg
         return demo_sequences(
             demos, ctx.preprocess, ctx.network, cfg.sequence_length, cfg.period,
-            EndBehavior(cfg.end_behavior), ctx.device,
+            EndBehavior(cfg.end_behavior), ctx.device, burn_in=cfg.burn_in,
         )  # fmt: skip
 
     def train_source(self, ctx: RunContext) -> DataSource:

@@ -26,11 +26,7 @@ def split_episodes(demos: DemoSet, val_fraction: float, seed: int) -> DemoSplit:
         n_val = min(max(1, round(val_fraction * n)), n - 1)
     order = np.random.default_rng(seed).permutation(n)
     val_idx, train_idx = sorted(order[:n_val]), sorted(order[n_val:])
-
-    def take(idx: list[int]) -> DemoSet:
-        return DemoSet([demos.paths[i] for i in idx], [demos.episodes[i] for i in idx])
-
-    return DemoSplit(take(train_idx), take(val_idx))
+    return DemoSplit(demos.subset(train_idx), demos.subset(val_idx))
 
 
 class EarlyStopping:

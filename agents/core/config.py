@@ -22,7 +22,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 from agents.core.replay import ReplayKind
 
@@ -265,9 +265,18 @@ class DemoConfig(ConfigGroup):
     """Demo episode files or folders (searched recursively for *.h5)."""
     demo_env_override: str | None = None
     """Accept demos recorded on this env id instead of --env (spaces must still match)."""
+    demo_steps: Literal["person", "all"] = "person"
+    """Which steps are demonstrations. person: only the steps a person took where a file has
+    any (a take-over file gives the person's stretches, the agent's steps before each being
+    burn-in context; a keyboard recording is all the person's anyway), and every step of a
+    file no person acted in (a script's or an agent's demos). all: every step of every file,
+    the agent's steps in take-over files too."""
+
+    demos_required: ClassVar[bool] = True
+    """A run needs --demos (``demostudio coach`` starts without: corrections fill them)."""
 
     def check(self) -> None:
-        if not self.demos:
+        if self.demos_required and not self.demos:
             raise ValueError("--demos: expected at least one demo file or folder, got none")
 
 

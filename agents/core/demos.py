@@ -1,5 +1,14 @@
 """Recorded episodes -> replay sequences, read only through ``demostudio.episode``.
 
+Which steps are demonstrations (``--demo-steps``): with ``person`` (the default) a file in
+which a person acted gives only the person's steps, e.g. the stretches a person drove after
+taking over from an agent; the episode is still cut as a whole on the usual grid, so the
+agent's steps before a stretch are burn-in context (and feed the stored LSTM states) while
+their ``mask`` is False: no loss learns from them, and an n-step target ends at the person's
+last step, bootstrapping from the observation where control went back. A file no person
+acted in is used whole; ``all`` uses every step of every file. :func:`keep_demo_steps` does
+the masking for files and for the live corrections of ``demostudio coach`` alike.
+
 Before any training the demos are checked against the training env: the env id (unless
 an override names the id the demos were recorded on), the action space, and the
 observation space after preprocessing. Demo observations go through the very same
@@ -10,7 +19,7 @@ LSTM states are the current network's states along the demo.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -23,21 +32,86 @@ from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, EpsilonGreedy
 from agents.core.preprocess import Preprocessor, obs_spec
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, concat_batches
+from agents.core.sequences import (
+    EndBehavior,
+    SequenceBatch,
+    SequenceWriter,
+    concat_batches,
+    take,
+)
 
 if TYPE_CHECKING:
     from agents.core.run import RunContext
 
-from demostudio.episode import EpisodeData, EpisodeError, find_episodes, load_episode, read_summary
+from demostudio.episode import (
+    EpisodeData,
+    EpisodeError,
+    find_episodes,
+    load_episode,
+    person_mask,
+    read_summary,
+)
+
+DEMO_STEPS = ("person", "all")
+STEP_EXTRA = "_demo_step"
+"""A private per-step extra (the step's index in its episode) that :func:`keep_demo_steps`
+reads and removes: demo sequences leave the loader with the agent's extras only."""
 
 
 class DemoSet(NamedTuple):
     paths: list[Path]
     episodes: list[EpisodeData]
+    masks: list[np.ndarray] | None = None
+    """``[T]`` bool per episode: its demonstration steps (None: every step of every one)."""
+
+    def mask(self, i: int) -> np.ndarray:
+        if self.masks is None:
+            return np.ones(len(self.episodes[i]), bool)
+        return self.masks[i]
 
     @property
     def steps(self) -> int:
-        return sum(len(e) for e in self.episodes)
+        """Demonstration steps (the agent's steps of take-over files not counted)."""
+        return sum(int(self.mask(i).sum()) for i in range(len(self.episodes)))
+
+    def subset(self, index: Sequence[int]) -> DemoSet:
+        """The episodes at ``index`` (with their masks)."""
+        masks = None if self.masks is None else [self.masks[i] for i in index]
+        return DemoSet([self.paths[i] for i in index], [self.episodes[i] for i in index], masks)
+
+
+def demo_mask(episode: EpisodeData, demo_steps: str = "person") -> np.ndarray:
+    """``[T]`` bool, the steps of ``episode`` that are demonstrations (see the module doc)."""
+    if demo_steps not in DEMO_STEPS:
+        raise ValueError(f"--demo-steps: expected one of {list(DEMO_STEPS)}, got {demo_steps!r}")
+    everything = np.ones(len(episode), bool)
+    if demo_steps == "all":
+        return everything
+    person = person_mask(episode.actors, episode.actor_names)
+    return person if person.any() else everything
+
+
+def keep_demo_steps(
+    seqs: SequenceBatch,
+    learn: np.ndarray,
+    burn_in: int,
+    learned_until: Mapping[int, int] | None = None,
+) -> SequenceBatch | None:
+    """``seqs`` (cut with the :data:`STEP_EXTRA` extra) with ``mask`` False wherever
+    ``learn[step]`` is False (and, for a sequence starting at step ``s``, before
+    ``learned_until[s]``: steps an earlier version of that sequence already gave), without
+    the sequences that have nothing left to learn from after ``burn_in``; None if none is
+    left. ``learn``: ``[T]`` bool over the episode's steps so far."""
+    step = seqs.extras[STEP_EXTRA].astype(np.int64)  # [B, L]
+    mask = seqs.mask & learn[np.clip(step, 0, len(learn) - 1)]
+    if learned_until:
+        since = np.array([learned_until.get(int(s), 0) for s in step[:, 0]])
+        mask &= step >= since[:, None]
+    fields = {name: getattr(seqs, name) for name in SequenceBatch._fields}
+    fields["mask"] = mask
+    fields["extras"] = {k: v for k, v in seqs.extras.items() if k != STEP_EXTRA}
+    keep = np.flatnonzero(mask[:, burn_in:].any(axis=1))
+    return take(SequenceBatch(**fields), keep) if len(keep) else None
 
 
 def check_demo(path: Path, env_id: str, env: gym.Env, accept_env_id: str | None = None) -> None:
@@ -70,9 +144,14 @@ def check_demo(path: Path, env_id: str, env: gym.Env, accept_env_id: str | None 
 
 
 def load_demos(
-    paths: Sequence[str | os.PathLike], env_id: str, env: gym.Env, accept_env_id: str | None = None
+    paths: Sequence[str | os.PathLike],
+    env_id: str,
+    env: gym.Env,
+    accept_env_id: str | None = None,
+    demo_steps: str = "person",
 ) -> DemoSet:
-    """Find, check and load the demo episodes under ``paths`` (files or folders)."""
+    """Find, check and load the demo episodes under ``paths`` (files or folders), each with
+    the mask of its demonstration steps (``demo_steps``: see :func:`demo_mask`)."""
     files = find_episodes(list(paths))
     if not files:
         raise FileNotFoundError(
@@ -80,7 +159,8 @@ def load_demos(
         )
     for p in files:
         check_demo(p, env_id, env, accept_env_id)
-    return DemoSet(files, [load_episode(p) for p in files])
+    episodes = [load_episode(p) for p in files]
+    return DemoSet(files, episodes, [demo_mask(e, demo_steps) for e in episodes])
 
 
 @torch.no_grad()
@@ -93,9 +173,13 @@ def episode_sequences(
     end: EndBehavior,
     device: torch.device,
     extras: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None,
+    learn: np.ndarray | None = None,
+    burn_in: int = 0,
 ) -> SequenceBatch | None:
     """Cut one recorded episode into sequences (stored states from ``network``, read only;
-    per-step extras from ``extras(actions)``, see ``Agent.demo_extras``)."""
+    per-step extras from ``extras(actions)``, see ``Agent.demo_extras``). With ``learn``
+    (``[T]`` bool, see :func:`demo_mask`) only those steps are learned from: the others are
+    masked out and sequences with nothing to learn after ``burn_in`` are dropped."""
     processed = preprocess(episode.observations)  # the actors' function, on all T+1 steps
     head = next(iter(network.spec.heads))  # the selector is unused: only states are read
     policy = BatchPolicy(
@@ -106,6 +190,9 @@ def episode_sequences(
     writer.begin({k: v[0] for k, v in processed.items()}, h[0], c[0])
     actions = np.asarray(episode.actions).astype(np.int64).reshape(len(episode))
     per_step = extras(actions) if extras is not None else {}
+    partial = learn is not None and not learn.all()
+    if partial:
+        per_step = {**per_step, STEP_EXTRA: np.arange(len(episode), dtype=np.int64)}
     parts = []
     for t in range(len(episode)):
         policy.step_network({k: v[t : t + 1] for k, v in processed.items()})
@@ -125,7 +212,10 @@ def episode_sequences(
     last = writer.end()
     if last is not None:
         parts.append(last)
-    return concat_batches(parts) if parts else None
+    if not parts:
+        return None
+    seqs = concat_batches(parts)
+    return keep_demo_steps(seqs, learn, burn_in) if partial else seqs
 
 
 def demo_sequences(
@@ -137,33 +227,55 @@ def demo_sequences(
     end: EndBehavior,
     device: torch.device,
     extras: Callable[[np.ndarray], dict[str, np.ndarray]] | None = None,
+    burn_in: int = 0,
 ) -> SequenceBatch:
-    parts = [
-        s
-        for e in demos.episodes
-        if (s := episode_sequences(e, preprocess, network, length, period, end, device, extras))
-        is not None
-    ]
+    """Every episode of ``demos`` cut by :func:`episode_sequences` (their demo steps only)."""
+    parts = []
+    for i, e in enumerate(demos.episodes):
+        s = episode_sequences(
+            e, preprocess, network, length, period, end, device, extras, demos.mask(i), burn_in
+        )
+        if s is not None:
+            parts.append(s)
     if not parts:
         raise ValueError(
-            f"expected demo episodes with at least one step, got {len(demos.paths)} empty ones"
+            f"expected demo episodes with at least one step to learn from (after a burn-in of "
+            f"{burn_in}), got none in {len(demos.paths)} episodes"
         )
     return concat_batches(parts)
 
 
 def context_demos(cfg: Any, ctx: RunContext) -> DemoSet:
     """The demos of ``cfg.demos`` checked against the run's env (counts into ``ctx.extras``)."""
-    demos = load_demos(cfg.demos, cfg.env, ctx.env, cfg.demo_env_override)
+    demos = load_demos(cfg.demos, cfg.env, ctx.env, cfg.demo_env_override, cfg.demo_steps)
     ctx.extras["demo_episodes"] = len(demos.paths)
     ctx.extras["demo_steps"] = demos.steps
     return demos
+
+
+def empty_demo_replay(cfg: Any) -> PrioritizedSequenceReplay:
+    """The demo replay's buffer, empty (``cfg``: DemoReplayConfig + ReplayConfig)."""
+    return PrioritizedSequenceReplay(
+        cfg.demo_capacity,
+        cfg.priority_alpha,
+        cfg.priority_beta,
+        cfg.priority_eta,
+        cfg.seed + 11,
+        "demo replay",
+        persistent=False,  # rebuilt from the demo files on --resume
+        kind=cfg.demo_replay_kind,
+    )
 
 
 def build_demo_replay(cfg: Any, ctx: RunContext) -> PrioritizedSequenceReplay:
     """The demo replay: the demos named by ``cfg.demos`` (checked against the training env,
     see :func:`load_demos`), cut into sequences exactly as the actors cut agent experience, in
     a prioritized buffer of their own that holds all of them. ``cfg`` has the DemoConfig,
-    SequenceConfig and ReplayConfig groups (R2D3, DQfD, SQIL)."""
+    SequenceConfig and ReplayConfig groups (R2D3, DQfD, SQIL). Without demos (a config
+    whose ``demos_required`` is False: ``demostudio coach``) it starts empty."""
+    buffer = empty_demo_replay(cfg)
+    if not cfg.demos and not cfg.demos_required:
+        return buffer
     demos = context_demos(cfg, ctx)
     seqs = demo_sequences(
         demos,
@@ -174,22 +286,13 @@ def build_demo_replay(cfg: Any, ctx: RunContext) -> PrioritizedSequenceReplay:
         EndBehavior(cfg.end_behavior),
         ctx.device,
         ctx.agent.demo_extras,
+        cfg.burn_in,
     )
     if len(seqs) > cfg.demo_capacity:
         raise ValueError(
             f"--demo-capacity: expected room for all {len(seqs)} demo sequences "
             f"(demos are never evicted), got {cfg.demo_capacity}"
         )
-    buffer = PrioritizedSequenceReplay(
-        cfg.demo_capacity,
-        cfg.priority_alpha,
-        cfg.priority_beta,
-        cfg.priority_eta,
-        cfg.seed + 11,
-        "demo replay",
-        persistent=False,  # rebuilt from the demo files on --resume
-        kind=cfg.demo_replay_kind,
-    )
     buffer.add(seqs)
     return buffer
 
@@ -202,12 +305,17 @@ def demo_source(
 
 
 __all__ = [
+    "DEMO_STEPS",
+    "STEP_EXTRA",
     "DemoSet",
     "build_demo_replay",
     "check_demo",
     "context_demos",
+    "demo_mask",
     "demo_sequences",
     "demo_source",
+    "empty_demo_replay",
     "episode_sequences",
+    "keep_demo_steps",
     "load_demos",
 ]

@@ -1,21 +1,81 @@
-"""Learning curves: return vs env steps of one or several runs, drawn into a PNG."""
+"""Learning curves: return vs env steps of one or several runs, drawn into a PNG, with the
+demos' returns on the same axes ("the agent against the person")."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
+
+import numpy as np
 
 from agents.core.logger import read_metrics
+from demostudio.episode import find_episodes, read_summary
 
 METRICS = {"eval_return": "eval", "episode_return": "train", "loss": "train", "sps": "train"}
+RETURN_METRICS = ("eval_return", "episode_return")
+
+
+class DemoReturns(NamedTuple):
+    """The returns of one player's demo episodes."""
+
+    player: str
+    """The files' player ("" when they name none, e.g. a script's demos)."""
+    returns: list[float]
+
+    @property
+    def mean(self) -> float:
+        return float(np.mean(self.returns))
+
+    @property
+    def label(self) -> str:
+        who = f"demos of {self.player}" if self.player else "demos"
+        n = len(self.returns)
+        spread = f", {min(self.returns):g} to {max(self.returns):g}" if n > 1 else ""
+        return f"{who}: mean {self.mean:.1f}{spread} ({n} episode{'' if n == 1 else 's'})"
+
+
+def demo_returns(demos: Sequence[str | os.PathLike]) -> list[DemoReturns]:
+    """The demo episodes' returns under ``demos`` (files or folders), one group per player
+    (sorted by name); FileNotFoundError when there are none."""
+    paths = find_episodes(list(demos))
+    if not paths:
+        raise FileNotFoundError(
+            f"--demos: expected episode files (*.h5) under {', '.join(map(str, demos))}, got none"
+        )
+    groups: dict[str, list[float]] = {}
+    for p in paths:
+        s = read_summary(p)
+        groups.setdefault(s.player, []).append(float(s.total_return))
+    return [DemoReturns(k, groups[k]) for k in sorted(groups)]
+
+
+def draw_demo_band(ax, groups: Sequence[DemoReturns], colors: Sequence[str]) -> None:
+    """Each player's demo returns across the axes: the mean (dashed) and the min-max band."""
+    for i, g in enumerate(groups):
+        color = colors[i % len(colors)]
+        ax.axhspan(min(g.returns), max(g.returns), color=color, alpha=0.12, lw=0)
+        ax.axhline(g.mean, color=color, ls="--", lw=1.2, label=g.label)
 
 
 def plot_runs(
-    run_dirs: Sequence[Path], out: Path, metric: str = "eval_return", title: str | None = None
+    run_dirs: Sequence[Path],
+    out: Path,
+    metric: str = "eval_return",
+    title: str | None = None,
+    demos: Sequence[Path] = (),
 ) -> Path:
-    """One line per run (labelled by its folder name); returns the PNG path."""
+    """One line per run (labelled by its folder name), and with ``demos`` the demos' returns
+    (:func:`draw_demo_band`, one per player); returns the PNG path."""
     if metric not in METRICS:
         raise ValueError(f"--metric: expected one of {sorted(METRICS)}, got {metric!r}")
+    if demos and metric not in RETURN_METRICS:
+        raise ValueError(
+            f"--demos: expected a return metric ({', '.join(RETURN_METRICS)}) to compare the "
+            f"demos with, got --metric {metric}"
+        )
+    groups = demo_returns(demos) if demos else []
     import matplotlib
 
     matplotlib.use("Agg")
@@ -40,6 +100,9 @@ def plot_runs(
         raise ValueError(
             f"expected {metric} rows in the metrics.jsonl of {[str(r) for r in run_dirs]}, got none"
         )
+    # the demos' colours continue the runs' colour cycle
+    cycle = matplotlib.rcParams["axes.prop_cycle"].by_key()["color"]
+    draw_demo_band(ax, groups, cycle[drawn:] + cycle[:drawn])
     ax.set_xlabel("env steps")
     ax.set_ylabel(metric.replace("_", " "))
     ax.set_title(title or f"{metric.replace('_', ' ')} vs env steps")
@@ -52,4 +115,4 @@ def plot_runs(
     return out
 
 
-__all__ = ["plot_runs"]
+__all__ = ["RETURN_METRICS", "DemoReturns", "demo_returns", "draw_demo_band", "plot_runs"]

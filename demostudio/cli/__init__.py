@@ -19,6 +19,7 @@ COMMAND_MODULES = (
     "demostudio.cli.play_cmds",
     "demostudio.cli.replay_cmds",
     "demostudio.cli.train_cmds",
+    "demostudio.cli.coach_cmd",
     "demostudio.cli.compare_cmd",
     "demostudio.cli.data_cmds",
     "demostudio.cli.quality_cmds",

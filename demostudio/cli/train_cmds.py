@@ -243,6 +243,9 @@ class PlotConfig:
     """What to plot against env steps."""
     title: str | None = None
     """Plot title (none: the metric's name)."""
+    demos: tuple[Path, ...] = ()
+    """Demo episode files or folders: their returns on the same axes (mean and min-max band,
+    one per player), to see the agent against the person."""
 
 
 def cmd_plot(args: argparse.Namespace) -> int:
@@ -252,7 +255,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from agents.core.plotting import plot_runs
 
     try:
-        out = plot_runs(cfg.runs, cfg.out, cfg.metric, cfg.title)
+        out = plot_runs(cfg.runs, cfg.out, cfg.metric, cfg.title, cfg.demos)
     except (ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from None
     print(out)

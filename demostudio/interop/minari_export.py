@@ -111,6 +111,8 @@ def _buffer(minari: Any, ep: EpisodeFile) -> Any:
     extra: dict[str, Any] = {
         "timestamps": np.asarray(data.timestamps, dtype=np.float64),
         "keys": ["[]"] + [json.dumps(k) for k in data.keys],
+        # who took the step that led to each observation ("person:ann", "policy:r2d3", ...)
+        "actors": [""] + [data.actor_names[i] for i in data.actors],
     }
     if present:
         extra["info_present"] = nest(present)

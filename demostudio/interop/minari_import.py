@@ -235,6 +235,15 @@ class _Episode:
         self.timestamps = extra.get("timestamps")
         keys = extra.get("keys")
         self.keys = [json.loads(text(k)) for k in keys[1:]] if keys is not None else None
+        actors = extra.get("actors")
+        self.actors = [text(a) for a in actors[1:]] if actors is not None else None
+        if self.actors is not None and (len(self.actors) != self.length or not all(self.actors)):
+            raise EpisodeError(
+                src.where,
+                f"episode_{episode.id}/infos/{EXTRA_KEY}/actors",
+                f"expected {self.length + 1} rows naming who took each step, got "
+                f"{len(self.actors) + 1} rows with {sum(not a for a in self.actors)} empty",
+            )
 
     def info(self, i: int) -> dict[str, Any]:
         return info_row(self.infos, self.present, i)
@@ -274,6 +283,8 @@ class _Episode:
                     frame = resim.step(t, action, obs, reward, term, trunc)
                 else:
                     frame = None
+                if self.actors is not None and self.actors[t] != writer.actor:
+                    writer.set_actor(self.actors[t])  # who acted comes back step by step
                 writer.step(
                     action,
                     obs,

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +108,8 @@ def build_controller_session(
     zoom: float | None = None,
     takeover: bool = False,
     keymap: str | os.PathLike | None = None,
+    recorder: Callable[..., RecordEpisodes] = RecordEpisodes,
+    window: Callable[..., PlayWindow] = PlayWindow,
 ) -> PlaySession:
     """The session that shows ``controller`` (e.g. a trained agent) playing ``env_id`` in the
     play window (not started: :meth:`PlaySession.run` plays it).
@@ -129,6 +132,9 @@ def build_controller_session(
             step is recorded as the agent's or the person's (``set_actor``). Without a key
             map for the game (and no ``keymap`` file) the agent simply plays.
         keymap: a key map JSON file for the person's take-overs.
+        recorder: the recording wrapper's class (or a factory taking its arguments), e.g.
+            the coach's recorder that keeps only the person's corrections.
+        window: the window's class (or factory), e.g. the coach's with a training panel.
 
     The window's controls
     work as in ``demostudio play`` (P pause, ``.`` frame step, ``[``/``]`` speed, Backspace
@@ -150,7 +156,7 @@ def build_controller_session(
         keyboard = KeyboardController(keys, state)
         controller = TakeoverController(controller, keyboard, state, player)
     if out_dir is not None:
-        wrapped: gym.Env = RecordEpisodes(
+        wrapped: gym.Env = recorder(
             env,
             Path(out_dir),
             controller=controller.name,
@@ -162,9 +168,9 @@ def build_controller_session(
         )
     else:
         wrapped = TrackEpisodes(env)
-    window = PlayWindow(*size, caption=f"DemoStudio - {env_id} - {controller.name}", zoom=zoom)
+    shown = window(*size, caption=f"DemoStudio - {env_id} - {controller.name}", zoom=zoom)
     opts = SessionOptions(env_id=env_id, fps=rate, countdown=countdown, episodes=episodes)
-    return PlaySession(wrapped, controller, window, opts, keymap=keys, state=state)
+    return PlaySession(wrapped, controller, shown, opts, keymap=keys, state=state)
 
 
 def _takeover_keymap(

@@ -74,6 +74,8 @@ def test_compare_runs_writes_table_and_png_and_resumes(tmp_path, cartpole_demos,
     assert main(args) == 0
     printed = capsys.readouterr().out
     assert "2 runs to do" in printed and "| dqfd | 1 |" in printed and "| bc | 1 |" in printed
+    assert "| share of demo return | human-normalised |" in printed
+    assert "random policy: mean return" in printed
     results = read_results(out)
     assert sorted((r.algo, r.seed) for r in results) == [("bc", 4), ("dqfd", 4)]
     dq = [r for r in results if r.algo == "dqfd"]

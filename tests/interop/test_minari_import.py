@@ -37,6 +37,8 @@ def assert_same_episode(a: Path, b: Path, *, frames: bool) -> None:
         assert_same(dx.truncations, dy.truncations, "truncations")
         assert_same(dx.timestamps, dy.timestamps, "timestamps")
         assert dx.keys == dy.keys
+        assert dx.actor_names == dy.actor_names  # who acted comes back step by step
+        np.testing.assert_array_equal(dx.actors, dy.actors)
         for i in range(len(dx) + 1):
             assert_same(x.info(i), y.info(i), f"info {i}")
         if frames:

@@ -1,0 +1,250 @@
+"""``demostudio coach ALGO --env ENV [--demos DIR] ...``: train while watching the current
+policy play, and correct it by taking over (T). See :mod:`agents.coach` for the threads.
+
+torch and ``agents`` are imported inside the command only; ``demostudio coach ALGO --help``
+lists the algorithm's training flags and the window's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import threading
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from demostudio.cli import CommandError
+from demostudio.cli.dataclass_args import (
+    add_dataclass_arguments,
+    config_parser,
+    dataclass_from_args,
+)
+
+
+@dataclass
+class CoachSettings:
+    """The coach window (the algorithm's training flags are the other flags)."""
+
+    player: str = ""
+    """Who takes over with T: their steps are recorded as person:PLAYER (default: your login
+    name)."""
+    keymap: Path | None = None
+    """A key map JSON file for taking over (default: the env's own, else a bundled one)."""
+    fps: float | None = None
+    """Window steps per second (none: the env's real-time rate)."""
+    zoom: float | None = None
+    """Window zoom (none: fit the screen)."""
+    coach_epsilon: float = 0.0
+    """Exploration epsilon of the policy shown in the window (0: greedy)."""
+    corrections: Path | None = None
+    """Folder the corrected episodes are saved in (default RUN_DIR/corrections); --resume
+    reads them back as demos."""
+
+    def check(self) -> None:
+        for name in ("fps", "zoom"):
+            v = getattr(self, name)
+            if v is not None and not v > 0:
+                raise CommandError(f"--{name}: expected a number > 0, got {v}")
+        if not 0.0 <= self.coach_epsilon <= 1.0:
+            raise CommandError(f"--coach-epsilon: expected in [0, 1], got {self.coach_epsilon}")
+
+
+def _coachable() -> list[str]:
+    """The algorithms with a demo replay (the ones a coach can insert corrections into)."""
+    from agents.core.config import DemoReplayConfig
+    from agents.registry import algorithm_names, get_algorithm
+
+    return [
+        n for n in algorithm_names() if issubclass(get_algorithm(n).config_cls, DemoReplayConfig)
+    ]
+
+
+def parse_coach(algo: str, argv: list[str]) -> tuple[Any, Any, CoachSettings]:
+    """(registry entry, training config, window settings) from the command line; with
+    ``--resume`` the run's saved config with only the flags given changed."""
+    from agents.coach import coach_config_cls
+    from agents.registry import algorithm_names, get_algorithm
+    from demostudio.cli.train_cmds import resume_config
+
+    try:
+        entry = get_algorithm(algo)
+    except KeyError:
+        raise CommandError(
+            f"coach: expected an algorithm in {algorithm_names()}, got {algo!r}"
+        ) from None
+    try:
+        cls = coach_config_cls(entry.config_cls)
+    except TypeError:
+        raise CommandError(
+            f"coach: expected an algorithm with a demo replay for the corrections "
+            f"({', '.join(_coachable())}), got {algo!r} (train it with `demostudio train {algo}`)"
+        ) from None
+    parser = config_parser(cls, prog=f"demostudio coach {algo}")
+    add_dataclass_arguments(parser.add_argument_group("coach window"), CoachSettings)
+    ns = parser.parse_args(argv)
+    settings = dataclass_from_args(CoachSettings, ns)
+    settings.check()
+    cfg = dataclass_from_args(cls, ns)
+    if cfg.resume:
+        window_flags = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+        add_dataclass_arguments(window_flags, CoachSettings)
+        _, training_argv = window_flags.parse_known_args(argv)
+        try:
+            cfg = resume_config(algo, cls, cfg, ns, training_argv)
+        except (ValueError, FileNotFoundError) as exc:
+            raise CommandError(str(exc)) from None
+    return entry, cfg, settings
+
+
+class Coaching(NamedTuple):
+    """A coaching session under way: the trainer thread and the window's session."""
+
+    link: Any
+    """The :class:`agents.coach.CoachLink` both threads share."""
+    thread: threading.Thread
+    session: Any
+    """The :class:`demostudio.play.PlaySession` (not started)."""
+    corrections: Path
+    """Where the corrected episodes are saved (in a folder per env)."""
+
+
+def _user_error(exc: BaseException) -> BaseException:
+    if isinstance(exc, (ValueError, FileNotFoundError, KeyError)):
+        return CommandError(str(exc).strip("'\""))
+    return exc
+
+
+def _prepare(entry: Any, cfg: Any, settings: CoachSettings) -> Path:
+    """Check what can be checked before training starts; the corrections folder."""
+    from agents.core.run import default_run_dir, resolve_env
+    from demostudio.episode import find_episodes, make_env
+    from demostudio.play.keymap import KeyMapError, resolve_keymap
+
+    try:
+        resolve_env(cfg)
+        cfg.validate()
+    except (ValueError, FileNotFoundError) as exc:
+        raise CommandError(str(exc)) from None
+    probe = make_env(cfg.env, cfg.make_kwargs())
+    try:
+        resolve_keymap(probe, cfg.env, settings.keymap)
+    except KeyMapError as exc:
+        raise CommandError(
+            f"coach: expected a key map to take over {cfg.env} with: {exc}"
+        ) from None
+    finally:
+        probe.close()
+    cfg.run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(entry.agent_cls.name, cfg)
+    corrections = Path(settings.corrections or cfg.run_dir / "corrections")
+    if corrections.is_dir() and find_episodes([corrections]) and corrections not in cfg.demos:
+        cfg.demos = (*cfg.demos, corrections)  # earlier corrections are demos again
+    if not cfg.demos and getattr(cfg, "pretrain_updates", 0):
+        print("coach: no demos yet, so no pre-training (--pretrain-updates 0)")
+        cfg.pretrain_updates = 0
+    return corrections
+
+
+def start_coach(entry: Any, cfg: Any, settings: CoachSettings) -> Coaching:
+    """Start training in a background thread and build the window's session around the
+    trainer's acting network (raises CommandError for what the user can fix)."""
+    from agents.coach import CoachAgent, CoachLink, LiveDemoCutter, coached, run_training
+    from demostudio.episode import env_folder_name
+    from demostudio.play import build_controller_session
+    from demostudio.play.coach import CoachRecorder, CoachWindow
+
+    corrections = _prepare(entry, cfg, settings)
+    link = CoachLink(entry.agent_cls.name)
+    agent = coached(entry.agent_cls, cfg, link)
+    thread = threading.Thread(
+        target=run_training, args=(agent, link), name="coach-trainer", daemon=True
+    )
+    thread.start()
+    link.ready.wait()
+    if link.error is not None:
+        thread.join()
+        raise _user_error(link.error)
+    try:
+        controller = CoachAgent(link, settings.coach_epsilon, cfg.seed)
+        session = build_controller_session(
+            cfg.env,
+            controller,
+            out_dir=corrections / env_folder_name(cfg.env),
+            episodes=None,
+            fps=settings.fps,
+            env_kwargs=cfg.make_kwargs(),
+            player=settings.player,
+            zoom=settings.zoom,
+            takeover=True,
+            keymap=settings.keymap,
+            recorder=partial(CoachRecorder, tap=LiveDemoCutter(link, controller)),
+            window=partial(
+                CoachWindow, status=link.status_lines, failed=lambda: link.error is not None
+            ),
+        )
+    except BaseException:
+        link.stop.set()
+        thread.join()
+        raise
+    session.opts.keep_on_quit = True  # closing the window keeps a corrected episode
+    return Coaching(link, thread, session, corrections)
+
+
+def stop_coach(coaching: Coaching) -> Any:
+    """End training (final evaluation and checkpoint) and return its TrainResult."""
+    coaching.link.stop.set()
+    coaching.thread.join()
+    if coaching.link.error is not None:
+        raise _user_error(coaching.link.error)
+    return coaching.link.result
+
+
+def cmd_coach(args: argparse.Namespace) -> int:
+    entry, cfg, settings = parse_coach(args.algo, args.args)
+    from demostudio.ui.display import require_display
+
+    require_display()
+    coaching = start_coach(entry, cfg, settings)
+    print(
+        f"coaching {args.algo} on {cfg.env}: T takes over and hands back; closing the window "
+        f"ends training (run folder {cfg.run_dir})"
+    )
+    try:
+        played = coaching.session.run()
+    finally:
+        print("stopping training: final evaluation and checkpoint ...")
+        result = stop_coach(coaching)
+    link = coaching.link
+    print(
+        f"{args.algo}: {result.env_steps} env steps, {result.updates} updates; "
+        f"{link.stretches} corrected stretches ({link.inserted} demo sequences), "
+        f"{len(played.saved)} episodes saved in {coaching.corrections}; run folder "
+        f"{result.run_dir}"
+    )
+    return 0
+
+
+def _help_with_coachable(parser: argparse.ArgumentParser) -> None:
+    plain = parser.format_help
+
+    def format_help() -> str:
+        return f"{plain()}\nalgorithms with a demo replay: {', '.join(_coachable())}\n"
+
+    parser.format_help = format_help  # type: ignore[method-assign]
+
+
+def register(subparsers: argparse._SubParsersAction) -> None:
+    p = subparsers.add_parser(
+        "coach",
+        help="train while watching the policy play; take over (T) to correct it",
+        description=(
+            "Train ALGO in the background while the window shows its current policy playing; "
+            "T takes over, and every corrected stretch goes into the trainer's demo replay at "
+            "once (and is saved). Closing the window ends training with a final checkpoint. "
+            "`demostudio coach ALGO --help` lists ALGO's flags."
+        ),
+    )
+    p.add_argument("algo", metavar="ALGO", help="the algorithm (one with a demo replay)")
+    _help_with_coachable(p)
+    p.add_argument("args", nargs=argparse.REMAINDER, help="the algorithm's and the window's flags")
+    p.set_defaults(func=cmd_coach)
