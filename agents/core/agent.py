@@ -106,6 +106,10 @@ class Agent:
     """The run keeps an agent replay filled by the actors (the main data source)."""
     final_eval_always: ClassVar[bool] = False
     """Evaluate at the end even when eval_every is 0 (BC)."""
+    resume_by_default: ClassVar[bool] = False
+    """``resume`` defaults to on (RND-PPO, as its source): a run folder without checkpoints
+    then starts fresh instead of being an error; ``--no-resume`` still refuses a folder
+    that has checkpoints."""
 
     def __init__(self, cfg: Any):
         self.cfg = cfg
@@ -131,6 +135,12 @@ class Agent:
 
     def target_rules(self) -> dict[str, TargetRule]:
         return {"main": HardCopy(self.cfg.target_update_every)}
+
+    def param_groups(self, networks: Mapping[str, torch.nn.Module]) -> list[dict] | None:
+        """Adam parameter groups over the trainable parameters of ``networks`` (a learning
+        rate per part: RND-PPO's policy, values, predictor); None: one group at
+        ``cfg.learning_rate``."""
+        return None
 
     def loss(self) -> Loss:
         return r2d2_loss

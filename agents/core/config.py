@@ -22,7 +22,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 
 def _flag(name: str) -> str:
@@ -149,18 +149,25 @@ class ActorConfig(ConfigGroup):
 
 
 @dataclass
-class NetworkConfig(ConfigGroup):
-    """The recurrent torso (encoder + LSTM) shared by every head."""
+class NetworkWidths(ConfigGroup):
+    """The torso's widths (an algorithm that says otherwise whether it is recurrent, such as
+    RND-PPO's ``--rnn-layers``, takes only these)."""
 
     hidden: int = 64
     """Width of the encoder and head layers."""
     lstm: int = 64
     """LSTM state size (the core layer's width when not recurrent)."""
-    recurrent: bool = True
-    """LSTM core fed the previous action and reward; off: a feed-forward network."""
 
     def check(self) -> None:
         require(self, ("hidden", "lstm"), 1)
+
+
+@dataclass
+class NetworkConfig(NetworkWidths):
+    """The recurrent torso (encoder + LSTM) shared by every head."""
+
+    recurrent: bool = True
+    """LSTM core fed the previous action and reward; off: a feed-forward network."""
 
 
 @dataclass
@@ -261,8 +268,11 @@ class DemoConfig(ConfigGroup):
     demo_env_override: str | None = None
     """Accept demos recorded on this env id instead of --env (spaces must still match)."""
 
+    demos_required: ClassVar[bool] = True
+    """False for algorithms whose demos are optional (RND-PPO's pre-training)."""
+
     def check(self) -> None:
-        if not self.demos:
+        if self.demos_required and not self.demos:
             raise ValueError("--demos: expected at least one demo file or folder, got none")
 
 
@@ -351,6 +361,7 @@ __all__ = [
     "DemoReplayConfig",
     "InteractConfig",
     "NetworkConfig",
+    "NetworkWidths",
     "OptimConfig",
     "QLearningConfig",
     "ReplayAgentConfig",

@@ -277,7 +277,9 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         )
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     networks = agent.build_networks(info)
-    learner = Learner(networks, cfg, device, agent.loss(), agent.target_rules())
+    learner = Learner(
+        networks, cfg, device, agent.loss(), agent.target_rules(), agent.param_groups(networks)
+    )
     ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
     ctx.rng = np.random.default_rng(cfg.seed + 3)
     if payload is not None:
@@ -321,12 +323,16 @@ def _open(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
         if previous is not None:
             hint = "another --run-dir"
             if hasattr(cfg, "resume"):
-                hint = "--resume or " + hint
+                hint = ("leave out --no-resume" if agent.resume_by_default else "--resume") + (
+                    " or " + hint
+                )
             raise CheckpointError(
                 run_dir, f"expected a fresh run folder, got one with checkpoints (pass {hint})"
             )
         return None
     if previous is None:
+        if agent.resume_by_default:
+            return None  # automatic resume: nothing to resume yet, a fresh run
         raise CheckpointError(run_dir, "--resume: expected a run folder with checkpoints, got none")
     payload = load_checkpoint(previous, map_location=device)
     if payload["algo"] != agent.name or payload["config"].get("env") != cfg.env:
