@@ -1,6 +1,7 @@
 """The learner: the trained networks, their target copies (each following its network by a
 :mod:`~agents.core.targets` rule), one Adam optimiser over every trainable parameter,
-gradient clipping, optional parameter groups (a learning rate per part), and a pluggable loss that may return priorities.
+gradient clipping, optional parameter groups (a learning rate per part), and a pluggable
+loss that may return priorities.
 
 The loss is called as ``loss(learner, batch)`` and reads ``learner.networks`` /
 ``learner.targets`` / ``learner.cfg`` (:class:`agents.core.batch.LearnerView`); losses import

@@ -3,7 +3,6 @@ agent, its config, GAE for two heads, the PPO loss, running normalisation, the R
 networks, epsilon mixtures and the Atari wrappers."""
 
 from agents.rnd_ppo.agent import PPO, RNDPPO
-
 from agents.rnd_ppo.atari import make_env, resize_gray, rnd_view, stack_frames
 from agents.rnd_ppo.config import (
     AtariSettings,
@@ -34,17 +33,17 @@ __all__ = [
     "PPO",
     "RND",
     "RNDPPO",
-    "DemoPretrainSettings",
-    "PPOConfig",
-    "RNDPPOConfig",
     "AtariSettings",
     "BehaviourSample",
+    "DemoPretrainSettings",
     "GAEOutput",
     "IntrinsicReward",
     "IntrinsicRewardScaler",
     "ObservationNormalizer",
+    "PPOConfig",
     "PPOLossOutput",
     "PPOSettings",
+    "RNDPPOConfig",
     "RNDSettings",
     "RewardForwardFilter",
     "RunningMeanStd",

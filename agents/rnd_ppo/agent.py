@@ -246,8 +246,9 @@ class RNDPPO(Agent):
             reward_int = torch.from_numpy(scaled.astype(np.float32)).to(ctx.device)
             self.irw.observe(nxt[torch.from_numpy(real).to(ctx.device)])
             value_int = out.heads["value_int"]
-            ctx.record({"intrinsic_reward": float(scaled[real].mean()) if real.any() else 0.0,
-                        "intrinsic_raw": float(raw[real].mean()) if real.any() else 0.0})  # fmt: skip
+            if real.any():
+                ctx.record({"intrinsic_reward": float(scaled[real].mean()),
+                            "intrinsic_raw": float(raw[real].mean())})  # fmt: skip
         t = rollout_targets(cfg, out.heads["value_ext"], value_int, tb.reward[:s],
                             tb.terminal[:s], tb.mask, reward_int)  # fmt: skip
 
