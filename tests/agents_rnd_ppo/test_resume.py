@@ -68,7 +68,8 @@ def test_cli_resumes_with_the_saved_config(tmp_path, capsys):
     run = tmp_path / "cli"
     base = ["train", "ppo", "--env", "CartPole-v1", "--run-dir", str(run), "--no-progress",
             "--no-tensorboard", "--eval-every", "0", "--num-envs", "2", "--rollout-length", "8",
-            "--segment-length", "8", "--num-minibatches", "1", "--hidden", "8", "--lstm", "8"]  # fmt: skip
+            "--segment-length", "8", "--num-minibatches", "1", "--hidden", "8",
+            "--lstm", "8"]  # fmt: skip
     assert main([*base, "--total-env-steps", "16"]) == 0
     capsys.readouterr()
     # the second call gives only the new budget: the saved config (hidden 8) is reused
