@@ -55,6 +55,7 @@ from agents.core.preprocess import Preprocessor
 from agents.core.schedules import ReplayRatio, Schedule
 from agents.core.sequences import SequenceBatch
 from agents.core.targets import HardCopy, TargetRule
+from demostudio.episode import make_env
 
 if TYPE_CHECKING:
     from agents.core.actor import FinishedEpisode
@@ -144,6 +145,13 @@ class Agent:
 
     def loss(self) -> Loss:
         return r2d2_loss
+
+    # --- environment ----------------------------------------------------------------------
+    def make_env(self, render_mode: str | None = None) -> gym.Env:
+        """One env of the run (actors, evaluation, watch): ``--env`` with ``--env-kwargs``.
+        Override to add wrappers (RND-PPO's Atari frame stacks and sticky actions)."""
+        extra = {} if render_mode is None else {"render_mode": render_mode}
+        return make_env(self.cfg.env, self.cfg.make_kwargs(), **extra)
 
     # --- acting ---------------------------------------------------------------------------
     def acting_selector(self, n: int) -> Selector:

@@ -51,7 +51,6 @@ from demostudio.episode import (
     ensure_registered,
     env_folder_name,
     find_episodes,
-    make_env,
     read_summary,
 )
 
@@ -152,7 +151,7 @@ class RunContext:
                 np.random.default_rng(cfg.seed + 2),
             )
             self._pool = VectorActor(
-                [lambda: make_env(cfg.env, kwargs) for _ in range(n)],
+                [self.agent.make_env for _ in range(n)],
                 policy,
                 self.preprocess,
                 cfg.sequence_length,
@@ -253,7 +252,7 @@ def restore_replays(ctx: RunContext, env_steps: int) -> str:
 
 def evaluate(ctx: RunContext, episodes: int, seed: int) -> EvalResult:
     """Play ``episodes`` with the evaluation policy on a copy of the acting weights."""
-    env = make_env(ctx.cfg.env, ctx.cfg.make_kwargs())
+    env = ctx.agent.make_env()
     try:
         policy = BatchPolicy.copy_of(
             ctx.learner.networks[ctx.agent.acting_network],
@@ -355,7 +354,7 @@ def train(agent: Agent) -> TrainResult:
     run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(agent.name, cfg)
     payload = _open(agent, run_dir, device)
     created = not run_dir.exists()
-    env = make_env(cfg.env, cfg.make_kwargs())
+    env = agent.make_env()
     try:
         ctx, note = _build(agent, env, run_dir, device, payload)
     except BaseException:

@@ -42,11 +42,11 @@ from agents.core.schedules import Offline, OnPolicy
 from agents.core.sequences import EndBehavior, SequenceBatch, with_extras
 from agents.core.targets import TargetRule
 from agents.rnd_ppo.acting import LOGITS, BehaviourSample
+from agents.rnd_ppo.atari import make_env
 from agents.rnd_ppo.config import PPOConfig, RNDPPOConfig
 from agents.rnd_ppo.learning import bc_terms, ppo_terms, predictor_terms, rnd_input
 from agents.rnd_ppo.rnd import IntrinsicReward
 from agents.rnd_ppo.rollout import rollout_targets, scale_by_stream
-from demostudio.episode import make_env
 
 PRETRAIN = "pretrain"
 
@@ -129,6 +129,12 @@ class RNDPPO(Agent):
             )
         return groups
 
+    # --- environment ----------------------------------------------------------------------
+    def make_env(self, render_mode: str | None = None) -> gym.Env:
+        """ALE: the paper's frame skip, sticky actions, grey resized frames stacked
+        --frame-stack deep; other envs: per-step sticky actions when asked."""
+        return make_env(self.cfg.env, self.cfg, self.cfg.make_kwargs(), render_mode)
+
     # --- acting ---------------------------------------------------------------------------
     def acting_selector(self, n: int) -> Selector:
         values = tuple(h for h in self.heads() if h.startswith("value_"))
@@ -210,10 +216,7 @@ class RNDPPO(Agent):
         cfg = self.cfg
         if self.irw is None or self.irw.obs_norm.rms.count > 0 or not cfg.obs_norm_init_steps:
             return
-        kwargs = cfg.make_kwargs()
-        envs = gym.vector.SyncVectorEnv(
-            [lambda: make_env(cfg.env, kwargs) for _ in range(cfg.num_envs)]
-        )
+        envs = gym.vector.SyncVectorEnv([self.make_env for _ in range(cfg.num_envs)])
         rng = np.random.default_rng(cfg.seed + 7)
         try:
             obs, _ = envs.reset(seed=cfg.seed + 500)

@@ -108,3 +108,24 @@ def test_cli_train_and_evaluate(tmp_path, capsys):
     assert "ppo:" in capsys.readouterr().out
     assert main(["evaluate", str(run), "--episodes", "1", "--device", "cpu"]) == 0
     assert "mean return" in capsys.readouterr().out
+
+
+def test_atari_settings_reach_the_networks(tmp_path):
+    """ALE: grey frames resized and stacked for the policy, the last one for RND, rooms in
+    the info; evaluation and restore build the same wrapped env."""
+    from agents.core.run import train
+
+    cfg = tiny(tmp_path / "run", env="ALE/MontezumaRevenge-v5", frame_resize=42,
+               frame_stack=3, rnd_frame_stack=1, total_env_steps=32, eval_every=32,
+               max_episode_frames=400)  # fmt: skip
+    agent = RNDPPO(cfg)
+    result = train(agent)
+    assert agent.irw.rnd.shape == (1, 42, 42)
+    spec = load_checkpoint(result.run_dir / "checkpoints" / "final.pt")["network_specs"]["main"]
+    assert spec["obs_spec"]["obs"] == {"kind": "frame", "shape": [3, 42, 42], "n": 0}
+    restored = restore_agent(result.run_dir, seed=0)
+    env = restored.make_env()
+    obs, info = env.reset(seed=0)
+    assert obs.shape == (3, 42, 42) and "room" in info
+    assert env.unwrapped.ale.getFloat("repeat_action_probability") == 0.25
+    env.close()
