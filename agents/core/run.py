@@ -142,7 +142,6 @@ class RunContext:
         """The actor pool, started on first use (so offline phases touch no env)."""
         if self._pool is None:
             cfg, n = self.cfg, self.cfg.num_actors
-            kwargs = cfg.make_kwargs()
             policy = BatchPolicy.copy_of(
                 self.learner.networks[self.agent.acting_network],
                 self.agent.acting_selector(n),
