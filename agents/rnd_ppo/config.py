@@ -99,7 +99,8 @@ class PPOSettings(ConfigGroup):
     update_epochs: int = 4
     """Optimisation epochs over each rollout."""
     num_minibatches: int = 4
-    """Minibatches per epoch, each of whole segments."""
+    """Minibatches per epoch, each of whole segments (a minibatch holds a rollout's
+    full-length segments / this; segments cut short by episode ends add minibatches)."""
     rnn_layers: int = 1
     """LSTM layers of the policy's torso: 1 = recurrent (fed the previous action and
     reward), 0 = a feed-forward (CNN/MLP) policy."""

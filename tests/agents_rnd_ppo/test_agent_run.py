@@ -129,3 +129,23 @@ def test_atari_settings_reach_the_networks(tmp_path):
     assert obs.shape == (3, 42, 42) and "room" in info
     assert env.unwrapped.ale.getFloat("repeat_action_probability") == 0.25
     env.close()
+
+
+def test_target_rollout_return_ends_training(tmp_path):
+    result = get_algorithm("ppo").train(
+        tiny(tmp_path / "run", intrinsic=False, total_env_steps=10_000, target_rollout_return=5.0)
+    )
+    assert result.env_steps < 100  # CartPole episodes last > 5 steps: the first rollout
+    assert rows(result.run_dir, "target_reached")[0]["rollout_return"] >= 5.0
+
+
+def test_epsilon_greedy_stores_the_mixture_log_probability():
+    from agents.core.networks import LSTMState, NetworkOutput
+    from agents.rnd_ppo.acting import BehaviourSample
+
+    logits = torch.tensor([[[10.0, -10.0, -10.0]] * 4])  # pi almost surely action 0
+    out = NetworkOutput({"logits": logits, "value_ext": torch.zeros(1, 4)}, LSTMState(None, None))
+    step = BehaviourSample(4, 0.3, ("value_ext",))(out, np.random.default_rng(0))
+    mu = np.where(step.action == 0, 0.7 + 0.1, 0.1)
+    assert np.allclose(np.exp(step.extras["log_prob"]), mu, atol=1e-4)
+    assert step.extras["env"].tolist() == [0, 1, 2, 3] and "value_ext" in step.extras
