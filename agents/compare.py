@@ -223,7 +223,6 @@ def run_one(spec: RunSpec) -> RunSummary:
     from agents.core.logger import read_metrics
     from agents.core.restore import restore_agent
     from agents.registry import get_algorithm
-    from demostudio.episode import make_env
 
     entry = get_algorithm(spec.algo)
     cfg = build_config(spec)
@@ -231,7 +230,7 @@ def run_one(spec: RunSpec) -> RunSummary:
     result = entry.train(cfg)
     wall = time.perf_counter() - t0
     agent = restore_agent(result.run_dir, "cpu", 0.0, spec.seed)
-    env = make_env(agent.env_id, agent.env_kwargs)
+    env = agent.make_env()
     try:
         final = run_episodes(
             env, agent.controller, spec.final_eval_episodes, FINAL_EVAL_SEED + spec.seed

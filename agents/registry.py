@@ -39,6 +39,8 @@ _ENTRIES: dict[str, tuple[str, str, str]] = {
     ),
     "bc": ("agents.bc", "BC", "behaviour cloning (cross-entropy, demo actions)"),
     "sqil": ("agents.sqil", "SQIL", "Q-learning with demo reward 1, agent 0"),
+    "rnd-ppo": ("agents.rnd_ppo", "RNDPPO", "recurrent PPO with RND intrinsic rewards"),
+    "ppo": ("agents.rnd_ppo", "PPO", "recurrent PPO (rnd-ppo with the intrinsic reward off)"),
 }
 
 

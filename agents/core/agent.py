@@ -55,6 +55,7 @@ from agents.core.preprocess import Preprocessor
 from agents.core.schedules import ReplayRatio, Schedule
 from agents.core.sequences import SequenceBatch
 from agents.core.targets import HardCopy, TargetRule
+from demostudio.episode import make_env
 
 if TYPE_CHECKING:
     from agents.core.actor import FinishedEpisode
@@ -106,6 +107,10 @@ class Agent:
     """The run keeps an agent replay filled by the actors (the main data source)."""
     final_eval_always: ClassVar[bool] = False
     """Evaluate at the end even when eval_every is 0 (BC)."""
+    resume_by_default: ClassVar[bool] = False
+    """``resume`` defaults to on (RND-PPO, as its source): a run folder without checkpoints
+    then starts fresh instead of being an error; ``--no-resume`` still refuses a folder
+    that has checkpoints."""
 
     def __init__(self, cfg: Any):
         self.cfg = cfg
@@ -132,8 +137,21 @@ class Agent:
     def target_rules(self) -> dict[str, TargetRule]:
         return {"main": HardCopy(self.cfg.target_update_every)}
 
+    def param_groups(self, networks: Mapping[str, torch.nn.Module]) -> list[dict] | None:
+        """Adam parameter groups over the trainable parameters of ``networks`` (a learning
+        rate per part: RND-PPO's policy, values, predictor); None: one group at
+        ``cfg.learning_rate``."""
+        return None
+
     def loss(self) -> Loss:
         return r2d2_loss
+
+    # --- environment ----------------------------------------------------------------------
+    def make_env(self, render_mode: str | None = None) -> gym.Env:
+        """One env of the run (actors, evaluation, watch): ``--env`` with ``--env-kwargs``.
+        Override to add wrappers (RND-PPO's Atari frame stacks and sticky actions)."""
+        extra = {} if render_mode is None else {"render_mode": render_mode}
+        return make_env(self.cfg.env, self.cfg.make_kwargs(), **extra)
 
     # --- acting ---------------------------------------------------------------------------
     def acting_selector(self, n: int) -> Selector:

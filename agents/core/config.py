@@ -151,18 +151,25 @@ class ActorConfig(ConfigGroup):
 
 
 @dataclass
-class NetworkConfig(ConfigGroup):
-    """The recurrent torso (encoder + LSTM) shared by every head."""
+class NetworkWidths(ConfigGroup):
+    """The torso's widths (an algorithm that says otherwise whether it is recurrent, such as
+    RND-PPO's ``--rnn-layers``, takes only these)."""
 
     hidden: int = 64
     """Width of the encoder and head layers."""
     lstm: int = 64
     """LSTM state size (the core layer's width when not recurrent)."""
-    recurrent: bool = True
-    """LSTM core fed the previous action and reward; off: a feed-forward network."""
 
     def check(self) -> None:
         require(self, ("hidden", "lstm"), 1)
+
+
+@dataclass
+class NetworkConfig(NetworkWidths):
+    """The recurrent torso (encoder + LSTM) shared by every head."""
+
+    recurrent: bool = True
+    """LSTM core fed the previous action and reward; off: a feed-forward network."""
 
 
 @dataclass
@@ -273,7 +280,8 @@ class DemoConfig(ConfigGroup):
     the agent's steps in take-over files too."""
 
     demos_required: ClassVar[bool] = True
-    """A run needs --demos (``demostudio coach`` starts without: corrections fill them)."""
+    """A run needs --demos (False: ``demostudio coach``, whose corrections fill them, and
+    RND-PPO, whose demo pre-training is optional)."""
 
     def check(self) -> None:
         if self.demos_required and not self.demos:
@@ -368,6 +376,7 @@ __all__ = [
     "DemoReplayConfig",
     "InteractConfig",
     "NetworkConfig",
+    "NetworkWidths",
     "OptimConfig",
     "QLearningConfig",
     "ReplayAgentConfig",

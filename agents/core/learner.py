@@ -1,6 +1,7 @@
 """The learner: the trained networks, their target copies (each following its network by a
 :mod:`~agents.core.targets` rule), one Adam optimiser over every trainable parameter,
-gradient clipping, and a pluggable loss that may return priorities.
+gradient clipping, optional parameter groups (a learning rate per part), and a pluggable
+loss that may return priorities.
 
 The loss is called as ``loss(learner, batch)`` and reads ``learner.networks`` /
 ``learner.targets`` / ``learner.cfg`` (:class:`agents.core.batch.LearnerView`); losses import
@@ -10,6 +11,7 @@ gradients (RND's fixed random target) is held and checkpointed but not trained.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -28,8 +30,12 @@ class Learner:
         device: torch.device,
         loss: Loss,
         targets: Mapping[str, TargetRule] | None = None,
+        param_groups: list[dict[str, Any]] | None = None,
     ):
-        """``cfg`` needs ``learning_rate``, ``adam_eps`` and ``max_grad_norm``."""
+        """``cfg`` needs ``learning_rate``, ``adam_eps`` and ``max_grad_norm`` (0: no
+        clipping). ``param_groups``: Adam parameter groups (``{"params": [...], "lr": x}``,
+        separate learning rates per part, see ``Agent.param_groups``); default one group of
+        every trainable parameter at ``cfg.learning_rate``."""
         if "main" not in networks:
             raise ValueError(f"expected a network named 'main', got {sorted(networks)}")
         self.cfg = cfg
@@ -39,7 +45,8 @@ class Learner:
         self.targets = {k: make_target(self.networks[k]) for k in self.rules}
         self.loss_fn = loss
         self.params = [p for n in self.networks.values() for p in n.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.Adam(self.params, lr=cfg.learning_rate, eps=cfg.adam_eps)
+        groups = param_groups if param_groups is not None else [{"params": self.params}]
+        self.optimizer = torch.optim.Adam(groups, lr=cfg.learning_rate, eps=cfg.adam_eps)
         self.updates = 0
 
     @property
@@ -59,7 +66,8 @@ class Learner:
         out = self.loss_fn(self, batch)
         self.optimizer.zero_grad(set_to_none=True)
         out.loss.backward()
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, self.cfg.max_grad_norm)
+        max_norm = float(self.cfg.max_grad_norm) or math.inf  # 0: measure, do not clip
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm)
         self.optimizer.step()
         self.updates += 1
         for name, rule in self.rules.items():

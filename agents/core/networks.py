@@ -60,24 +60,28 @@ def _mlp(n_in: int, hidden: int) -> nn.Module:
 
 
 class FrameEncoder(nn.Module):
-    """Nature-DQN CNN for ``[N, 84, 84]`` uint8 gray frames."""
+    """Nature-DQN CNN for ``[N, 84, 84]`` uint8 gray frames, or stacks ``[N, k, H, W]``."""
 
-    def __init__(self, hidden: int):
+    def __init__(self, hidden: int, shape: tuple[int, ...] = (84, 84)):
         super().__init__()
-        self.net = nn.Sequential(
-            nn.Conv2d(1, 32, 8, stride=4),
+        self.stacked = len(shape) == 3
+        channels = shape[0] if self.stacked else 1
+        convs = [
+            nn.Conv2d(channels, 32, 8, stride=4),
             nn.ReLU(),
             nn.Conv2d(32, 64, 4, stride=2),
             nn.ReLU(),
             nn.Conv2d(64, 64, 3, stride=1),
             nn.ReLU(),
             nn.Flatten(),
-            nn.Linear(64 * 7 * 7, hidden),
-            nn.ReLU(),
-        )
+        ]
+        with torch.no_grad():
+            width = nn.Sequential(*convs)(torch.zeros(1, channels, *shape[-2:])).shape[1]
+        self.net = nn.Sequential(*convs, nn.Linear(width, hidden), nn.ReLU())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x.float().unsqueeze(1) / 255.0)
+        x = x.float() if self.stacked else x.float().unsqueeze(1)
+        return self.net(x / 255.0)
 
 
 class GridEncoder(nn.Module):
@@ -117,7 +121,7 @@ class DiscreteEncoder(nn.Module):
 
 def _encoder(leaf: Leaf, hidden: int) -> tuple[nn.Module, int]:
     if leaf.kind == "frame":
-        return FrameEncoder(hidden), hidden
+        return FrameEncoder(hidden, leaf.shape), hidden
     if leaf.kind == "grid":
         return GridEncoder(leaf, hidden), hidden
     if leaf.kind == "discrete":

@@ -5,6 +5,8 @@
 T+1 observations of a recorded episode) into a dict of numpy arrays, one per leaf:
 
 * RGB or gray images at least 32 pixels tall (Atari frames): ``frame``, gray, 84x84 uint8.
+* stacks of gray frames ``[k, H, W]`` uint8 (k <= 16, H and W >= 32, made by a frame-stack
+  wrapper, e.g. RND-PPO's Atari settings): ``frame`` of that shape, kept as is.
 * small uint8 ``H x W x C`` grids (MiniGrid's symbolic 7x7x3 view): ``grid``, kept as is.
 * ``Discrete``: ``discrete``, int64 index (one-hot in the network).
 * any other ``Box`` / ``MultiBinary``: ``vector``, float32, flattened.
@@ -47,9 +49,16 @@ ObsSpec = dict[str, Leaf]
 """Leaf name -> Leaf; the names are the Dict keys, or ``obs`` for a single leaf."""
 
 
+def is_frame_stack(shape: tuple[int, ...]) -> bool:
+    """``[k, H, W]`` with a few channels first and H, W >= 32: stacked gray frames."""
+    return len(shape) == 3 and 1 <= shape[0] <= 16 and min(shape[1:]) >= 32
+
+
 def _leaf_for(space: spaces.Space) -> Leaf | None:
     if isinstance(space, spaces.Discrete):
         return Leaf("discrete", (), int(space.n))
+    if isinstance(space, spaces.Box) and space.dtype == np.uint8 and is_frame_stack(space.shape):
+        return Leaf("frame", tuple(int(s) for s in space.shape))
     if isinstance(space, spaces.Box) and space.dtype == np.uint8 and len(space.shape) in (2, 3):
         is_image = space.shape[0] >= 32 and (len(space.shape) == 2 or space.shape[2] in (1, 3))
         if is_image:
@@ -99,7 +108,7 @@ def _apply(leaf: Leaf, values: Any) -> np.ndarray:
     arr = np.asarray(values)
     n = arr.shape[0]
     if leaf.kind == "frame":
-        return gray_84(arr)
+        return arr.astype(np.uint8, copy=False) if len(leaf.shape) == 3 else gray_84(arr)
     if leaf.kind == "grid":
         return arr.astype(np.uint8, copy=False)
     if leaf.kind == "discrete":
@@ -146,6 +155,7 @@ __all__ = [
     "ObsSpec",
     "Preprocessor",
     "gray_84",
+    "is_frame_stack",
     "make_preprocessor",
     "obs_spec",
     "spec_from_json",

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
+import gymnasium as gym
 import numpy as np
 import torch
 
@@ -22,6 +24,8 @@ from agents.registry import algorithm_names, get_algorithm
 
 class RestoredAgent(NamedTuple):
     controller: AgentController
+    make_env: Callable[..., gym.Env]
+    """``make_env(render_mode=None)``: an env as the agent was trained on (its wrappers)."""
     env_id: str
     env_kwargs: dict[str, Any]
     algo: str
@@ -60,7 +64,9 @@ def restore_agent(
     )  # fmt: skip
     preprocess = Preprocessor(spec.obs_spec, is_dict=list(spec.obs_spec) != ["obs"])
     ctrl = AgentController(policy, preprocess, name=f"policy:{algo}")
-    return RestoredAgent(ctrl, env_id, env_kwargs, algo, dict(payload["counters"]), where)
+    return RestoredAgent(
+        ctrl, agent.make_env, env_id, env_kwargs, algo, dict(payload["counters"]), where
+    )
 
 
 __all__ = ["RestoredAgent", "restore_agent"]

@@ -51,7 +51,6 @@ from demostudio.episode import (
     ensure_registered,
     env_folder_name,
     find_episodes,
-    make_env,
     read_summary,
 )
 
@@ -143,7 +142,6 @@ class RunContext:
         """The actor pool, started on first use (so offline phases touch no env)."""
         if self._pool is None:
             cfg, n = self.cfg, self.cfg.num_actors
-            kwargs = cfg.make_kwargs()
             policy = BatchPolicy.copy_of(
                 self.learner.networks[self.agent.acting_network],
                 self.agent.acting_selector(n),
@@ -152,7 +150,7 @@ class RunContext:
                 np.random.default_rng(cfg.seed + 2),
             )
             self._pool = VectorActor(
-                [lambda: make_env(cfg.env, kwargs) for _ in range(n)],
+                [self.agent.make_env for _ in range(n)],
                 policy,
                 self.preprocess,
                 cfg.sequence_length,
@@ -253,7 +251,7 @@ def restore_replays(ctx: RunContext, env_steps: int) -> str:
 
 def evaluate(ctx: RunContext, episodes: int, seed: int) -> EvalResult:
     """Play ``episodes`` with the evaluation policy on a copy of the acting weights."""
-    env = make_env(ctx.cfg.env, ctx.cfg.make_kwargs())
+    env = ctx.agent.make_env()
     try:
         policy = BatchPolicy.copy_of(
             ctx.learner.networks[ctx.agent.acting_network],
@@ -277,7 +275,9 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         )
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     networks = agent.build_networks(info)
-    learner = Learner(networks, cfg, device, agent.loss(), agent.target_rules())
+    learner = Learner(
+        networks, cfg, device, agent.loss(), agent.target_rules(), agent.param_groups(networks)
+    )
     ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
     ctx.rng = np.random.default_rng(cfg.seed + 3)
     if payload is not None:
@@ -321,12 +321,16 @@ def _open(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
         if previous is not None:
             hint = "another --run-dir"
             if hasattr(cfg, "resume"):
-                hint = "--resume or " + hint
+                hint = ("leave out --no-resume" if agent.resume_by_default else "--resume") + (
+                    " or " + hint
+                )
             raise CheckpointError(
                 run_dir, f"expected a fresh run folder, got one with checkpoints (pass {hint})"
             )
         return None
     if previous is None:
+        if agent.resume_by_default:
+            return None  # automatic resume: nothing to resume yet, a fresh run
         raise CheckpointError(run_dir, "--resume: expected a run folder with checkpoints, got none")
     payload = load_checkpoint(previous, map_location=device)
     if payload["algo"] != agent.name or payload["config"].get("env") != cfg.env:
@@ -349,7 +353,7 @@ def train(agent: Agent) -> TrainResult:
     run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(agent.name, cfg)
     payload = _open(agent, run_dir, device)
     created = not run_dir.exists()
-    env = make_env(cfg.env, cfg.make_kwargs())
+    env = agent.make_env()
     try:
         ctx, note = _build(agent, env, run_dir, device, payload)
     except BaseException:

@@ -1,8 +1,17 @@
-"""RND-PPO's learning math and env settings: GAE for two heads, the PPO loss, running
-normalisation, the RND networks, epsilon mixtures, Atari wrappers and the config groups."""
+"""RND-PPO (and PPO, the same agent without the intrinsic reward) on the shared core: the
+agent, its config, GAE for two heads, the PPO loss, running normalisation, the RND
+networks, epsilon mixtures and the Atari wrappers."""
 
+from agents.rnd_ppo.agent import PPO, RNDPPO
 from agents.rnd_ppo.atari import make_env, resize_gray, rnd_view, stack_frames
-from agents.rnd_ppo.config import AtariSettings, PPOSettings, RNDSettings
+from agents.rnd_ppo.config import (
+    AtariSettings,
+    DemoPretrainSettings,
+    PPOConfig,
+    PPOSettings,
+    RNDPPOConfig,
+    RNDSettings,
+)
 from agents.rnd_ppo.exploration import BehaviourSample, mixture_log_probs, sample_behaviour
 from agents.rnd_ppo.gae import GAEOutput, extrinsic_gae, gae, intrinsic_gae
 from agents.rnd_ppo.normalize import (
@@ -21,15 +30,20 @@ from agents.rnd_ppo.ppo_loss import (
 from agents.rnd_ppo.rnd import RND, IntrinsicReward
 
 __all__ = [
+    "PPO",
     "RND",
+    "RNDPPO",
     "AtariSettings",
     "BehaviourSample",
+    "DemoPretrainSettings",
     "GAEOutput",
     "IntrinsicReward",
     "IntrinsicRewardScaler",
     "ObservationNormalizer",
+    "PPOConfig",
     "PPOLossOutput",
     "PPOSettings",
+    "RNDPPOConfig",
     "RNDSettings",
     "RewardForwardFilter",
     "RunningMeanStd",

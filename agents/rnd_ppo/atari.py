@@ -28,6 +28,7 @@ from gymnasium import spaces
 from gymnasium.wrappers import FrameStackObservation, StickyAction
 
 from agents.rnd_ppo.config import AtariSettings
+from demostudio.episode import make_env as demostudio_make_env
 
 ALE_STICKY_DEFAULT = 0.25
 """Sticky-action probability of ALE envs when none is given (the RND paper's)."""
@@ -170,7 +171,7 @@ def make_env(
         if address is not None:
             env = RoomsVisited(env, address)
         return FrameStackObservation(ResizeGray(env, settings.frame_resize), settings.frame_stack)
-    env = gym.make(env_id, **kwargs)
+    env = demostudio_make_env(env_id, kwargs)
     p = sticky_probability(env_id, settings)
     return StickyAction(env, p) if p > 0 else env
 

@@ -1,10 +1,7 @@
-"""RND-PPO's own config fields (a draft to combine with the core's shared config).
-
-Three groups, each a dataclass of its own so the agent's config is ONE flat dataclass built
-by inheritance, ``class RNDPPOConfig(PPOSettings, RNDSettings, AtariSettings, CoreConfig)``
-(the core last: its fields come first, and a field redeclared here, such as
-``max_grad_norm``, overrides the core's default), and every field becomes a
-``demostudio train rnd-ppo`` flag with its docstring as help.
+"""RND-PPO's config: its own groups (PPO, RND, Atari, demo pre-training) composed with the
+core's run, interaction, network-width and demo groups into ONE flat dataclass
+(:class:`RNDPPOConfig`; :class:`PPOConfig` is the same with the intrinsic reward off), so
+every field is a ``demostudio train rnd-ppo`` / ``ppo`` flag with its docstring as help.
 Defaults follow the source document's table (which follows Burda et al. 2018), except the
 number of environments (the paper's 128 is cluster-sized).
 
@@ -20,10 +17,12 @@ Every option of the source document's table (003) and the DemoStudio flag it bec
     --portion_experience_train_rnd_predictor  --update-proportion
     --z_dim                             --hidden (core: width of the encoder output)
     --rnn_hidden_dim                    --lstm (core: LSTM state size)
-    --rnn_hidden_layers                 --rnn-layers (0 = feed-forward CNN/MLP policy)
+    --rnn_hidden_layers                 --rnn-layers (0 = feed-forward CNN/MLP policy, 1 = LSTM;
+                                        stacked LSTM layers are not built)
     --rnn_single_record_training        out of scope (only needed by the DNC)
-    --final_hidden_dim                  --head-hidden
-    --final_hidden_layers               --head-layers
+    --final_hidden_dim                  --hidden (core: the policy and value heads have one
+                                        hidden layer of this width)
+    --final_hidden_layers               not built: one hidden layer per head (the core's heads)
     --epochs_per_iteration              --update-epochs
     --sequence_length                   --segment-length
     --minibatches                       --num-minibatches
@@ -46,7 +45,10 @@ Every option of the source document's table (003) and the DemoStudio flag it bec
     --model                             --resume (core; the final checkpoint is a snapshot
                                         like the others, so resuming a finished run loads it)
     --keep_past_x_snapshots             --keep-checkpoints (core; rnd-ppo's default 10)
-    --no_resume                         --no-resume (core's --resume; on by default for rnd-ppo)
+    --no_resume                         --no-resume (core's --resume, on by default here: a run
+                                        folder with checkpoints is continued, an empty one
+                                        starts fresh; --no-resume refuses a folder that has
+                                        checkpoints rather than overwrite them)
     --disable_progress_bar              --no-progress (core)
     --gpu                               --device (core)
     --gradient_clip                     --max-grad-norm (core field, default overridden
@@ -61,6 +63,16 @@ Every option of the source document's table (003) and the DemoStudio flag it bec
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from agents.core.config import (
+    ConfigGroup,
+    DemoConfig,
+    InteractConfig,
+    NetworkWidths,
+    RunConfig,
+    require,
+)
 
 
 def _flag(name: str) -> str:
@@ -73,7 +85,7 @@ def _require(ok: bool, name: str, expected: str, value: object) -> None:
 
 
 @dataclass
-class PPOSettings:
+class PPOSettings(ConfigGroup):
     """Recurrent PPO with an extrinsic and an intrinsic value head."""
 
     # --- rollouts and epochs ---------------------------------------------------------------
@@ -87,13 +99,11 @@ class PPOSettings:
     update_epochs: int = 4
     """Optimisation epochs over each rollout."""
     num_minibatches: int = 4
-    """Minibatches per epoch, each of whole segments."""
+    """Minibatches per epoch, each of whole segments (a minibatch holds a rollout's
+    full-length segments / this; segments cut short by episode ends add minibatches)."""
     rnn_layers: int = 1
-    """Stacked LSTM layers of the policy's torso; 0 = a feed-forward (CNN/MLP) policy."""
-    head_hidden: int = 0
-    """Units of the extra linear layers before the policy and value outputs."""
-    head_layers: int = 0
-    """Number of extra linear layers before the policy and value outputs."""
+    """LSTM layers of the policy's torso: 1 = recurrent (fed the previous action and
+    reward), 0 = a feed-forward (CNN/MLP) policy."""
 
     # --- returns and advantages ------------------------------------------------------------
     gamma_ext: float = 0.999
@@ -137,7 +147,7 @@ class PPOSettings:
     """End training once the mean extrinsic return of the episodes finished in one
     rollout reaches this (none: run for the step budget)."""
 
-    def check_ppo(self) -> None:
+    def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
         for name in ("num_envs", "rollout_length", "segment_length", "update_epochs"):
             _require(getattr(self, name) >= 1, name, ">= 1", getattr(self, name))
@@ -155,13 +165,11 @@ class PPOSettings:
             f"<= the segments per rollout ({segments})",
             self.num_minibatches,
         )
-        for name in ("rnn_layers", "head_hidden", "head_layers"):
-            _require(getattr(self, name) >= 0, name, ">= 0", getattr(self, name))
         _require(
-            self.head_layers == 0 or self.head_hidden >= 1,
-            "head_hidden",
-            ">= 1 when --head-layers > 0",
-            self.head_hidden,
+            self.rnn_layers in (0, 1),
+            "rnn_layers",
+            "0 (feed-forward) or 1 (LSTM; stacked LSTM layers are not built)",
+            self.rnn_layers,
         )
         for name in ("gamma_ext", "gamma_int"):
             _require(0.0 < getattr(self, name) <= 1.0, name, "in (0, 1]", getattr(self, name))
@@ -178,7 +186,7 @@ class PPOSettings:
 
 
 @dataclass
-class RNDSettings:
+class RNDSettings(ConfigGroup):
     """Random Network Distillation: the intrinsic reward and its normalisation."""
 
     intrinsic: bool = True
@@ -198,7 +206,7 @@ class RNDSettings:
     """Observation leaf the RND networks see for Dict observations (e.g. image); empty:
     the only image leaf, else the only leaf."""
 
-    def check_rnd(self) -> None:
+    def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
         _require(
             0.0 < self.update_proportion <= 1.0,
@@ -215,7 +223,7 @@ class RNDSettings:
 
 
 @dataclass
-class AtariSettings:
+class AtariSettings(ConfigGroup):
     """Atari (ALE) environment settings of the RND paper (sticky actions: any env)."""
 
     frame_resize: int = 84
@@ -232,7 +240,7 @@ class AtariSettings:
     max_episode_frames: int = 18_000
     """Emulator frames after which an ALE episode is truncated (0 = no limit)."""
 
-    def check_atari(self) -> None:
+    def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
         _require(self.frame_resize >= 32, "frame_resize", ">= 32", self.frame_resize)
         _require(self.frame_stack >= 1, "frame_stack", ">= 1", self.frame_stack)
@@ -250,4 +258,101 @@ class AtariSettings:
         )
 
 
-__all__ = ["AtariSettings", "PPOSettings", "RNDSettings"]
+@dataclass
+class DemoPretrainSettings(ConfigGroup):
+    """Demos start the explorer off: behaviour cloning before the first rollout and,
+    optionally, a BC loss on demo segments whose weight anneals to zero."""
+
+    bc_pretrain_updates: int = 500
+    """Behaviour-cloning updates on the demos before the first rollout (with --demos)."""
+    bc_batch_size: int = 16
+    """Demo segments per behaviour-cloning update (pre-training and the annealed loss)."""
+    bc_coef: float = 0.0
+    """Weight of a BC loss on demo segments added to every PPO update, annealed linearly to
+    0 over --bc-anneal-steps (0 = off, the default)."""
+    bc_anneal_steps: int = 100_000
+    """Env steps over which --bc-coef anneals to 0."""
+
+    def check(self) -> None:
+        require(self, ("bc_pretrain_updates", "bc_coef", "bc_anneal_steps"), 0)
+        require(self, ("bc_batch_size",), 1)
+
+
+@dataclass
+class RNDPPOConfig(
+    DemoPretrainSettings,
+    AtariSettings,
+    RNDSettings,
+    PPOSettings,
+    DemoConfig,
+    NetworkWidths,
+    InteractConfig,
+    RunConfig,
+):
+    """Recurrent PPO with Random Network Distillation (Burda et al. 2018): an extrinsic and an
+    intrinsic value head, observation normalisation, automatic resume."""
+
+    demos_required: ClassVar[bool] = False
+
+    # RND-PPO's defaults for core fields
+    total_env_steps: int = 1_000_000
+    resume: bool = True
+    checkpoint_every: int = 50_000
+    keep_checkpoints: int = 10
+    eval_every: int = 50_000
+    hidden: int = 256
+    lstm: int = 256
+
+    # --- what the core's actors, sequences and learner read ------------------------------
+    @property
+    def num_actors(self) -> int:
+        return self.num_envs
+
+    @property
+    def sequence_length(self) -> int:
+        """A segment and the observation after its last step (the bootstrap value's)."""
+        return self.segment_length + 1
+
+    @property
+    def period(self) -> int:
+        return self.segment_length
+
+    @property
+    def end_behavior(self) -> Literal["zero_pad"]:
+        return "zero_pad"
+
+    @property
+    def recurrent(self) -> bool:
+        return self.rnn_layers > 0
+
+    @property
+    def learning_rate(self) -> float:
+        """The optimiser's default rate (every group has its own: see ``param_groups``)."""
+        return self.lr_policy
+
+    @property
+    def adam_eps(self) -> float:
+        return 1e-5
+
+    @property
+    def minibatch_size(self) -> int:
+        """Segments per minibatch: a rollout's segments split --num-minibatches ways."""
+        return max(1, self.num_envs * (self.rollout_length // self.segment_length)
+                   // self.num_minibatches)  # fmt: skip
+
+
+@dataclass
+class PPOConfig(RNDPPOConfig):
+    """Recurrent PPO: RND-PPO with the intrinsic reward off (one extrinsic value head)."""
+
+    intrinsic: bool = False
+
+
+__all__ = [
+    "AtariSettings",
+    "DemoPretrainSettings",
+    "PPOConfig",
+    "PPOSettings",
+    "RNDPPOConfig",
+    "RNDSettings",
+]

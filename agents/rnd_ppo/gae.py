@@ -96,4 +96,39 @@ extrinsic_gae = gae
 """Episodic GAE for the extrinsic head: :func:`gae`, stopping at every ``done[t, b] = 1``."""
 
 
-__all__ = ["GAEOutput", "extrinsic_gae", "gae", "intrinsic_gae"]
+def segment_gae(
+    reward: torch.Tensor,
+    value: torch.Tensor,
+    mask: torch.Tensor,
+    terminal: torch.Tensor | None,
+    gamma: float,
+    lam: float,
+) -> GAEOutput:
+    """GAE over ``[S, B]`` segments as the actors cut them (they never cross an episode):
+    ``reward``, ``terminal``: ``[S, B]``; ``value``, ``mask``: ``[S + 1, B]``, the value of
+    every observation of the segment, the last one included, and the real steps.
+
+    The last real step ``t`` of a segment (its end, or the episode's end followed by
+    padding) bootstraps with the value of the observation after it: ``r_t + gamma *
+    (1 - terminal_t) * V(o_{t+1})``, folded into its reward so :func:`gae` stops there.
+    ``terminal`` None: the non-episodic intrinsic return, which no episode end stops (it
+    bootstraps from the final observation's intrinsic value). Padding gets advantage 0."""
+    if value.shape[0] != reward.shape[0] + 1 or mask.shape != value.shape:
+        raise ValueError(
+            f"expected value and mask of shape [S + 1, B] for reward [S, B] = "
+            f"{tuple(reward.shape)}, got {tuple(value.shape)} and {tuple(mask.shape)}"
+        )
+    with torch.no_grad():
+        real = mask[:-1].float()
+        last = real * (1.0 - mask[1:].float())
+        keep = torch.ones_like(real) if terminal is None else 1.0 - terminal.float()
+        reward = reward.float() * real + last * gamma * keep * value[1:].float()
+        done = torch.clamp((1.0 - real) + last + (1.0 - keep), max=1.0)
+        out = gae(reward, value[:-1].float() * real, torch.zeros_like(reward[0]), done, gamma, lam)
+        return GAEOutput(out.advantages * real, out.returns * real)
+
+
+"""Episodic GAE for the extrinsic head: :func:`gae`, stopping at every ``done[t, b] = 1``."""
+
+
+__all__ = ["GAEOutput", "extrinsic_gae", "gae", "intrinsic_gae", "segment_gae"]

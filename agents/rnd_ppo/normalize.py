@@ -77,14 +77,14 @@ class RunningMeanStd:
             return
         b_mean, b_var = _numpy64(batch_mean), _numpy64(batch_var)
         if self.count == 0:
-            self.mean, self.var, self.count = b_mean.copy(), b_var.copy(), float(batch_count)
+            self.mean, self.var, self.count = np.array(b_mean), np.array(b_var), float(batch_count)
             return
         total = self.count + batch_count
         delta = b_mean - self.mean
         m2 = self.var * self.count + b_var * batch_count
         m2 = m2 + delta**2 * self.count * batch_count / total
-        self.mean = self.mean + delta * batch_count / total
-        self.var = m2 / total
+        self.mean = np.asarray(self.mean + delta * batch_count / total, np.float64)
+        self.var = np.asarray(m2 / total, np.float64)
         self.count = float(total)
 
     def state_dict(self) -> dict[str, Any]:

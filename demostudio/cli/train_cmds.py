@@ -113,10 +113,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     if cfg.episodes < 1:
         raise CommandError(f"--episodes: expected >= 1, got {cfg.episodes}")
     from agents.core.evaluate import run_episodes
-    from demostudio.episode import make_env
 
     agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed)
-    env = make_env(agent.env_id, agent.env_kwargs)
+    env = agent.make_env()
     try:
         result = run_episodes(env, agent.controller, cfg.episodes, seed=cfg.seed)
     finally:
@@ -163,10 +162,10 @@ def watch_headless(cfg: WatchConfig) -> list[Path]:
     """Play ``cfg.episodes`` episodes recording them through RecordEpisodes; the files."""
     if cfg.record is None:
         raise CommandError("--headless: expected --record DIR to write the episodes to, got none")
-    from demostudio.episode import RecordEpisodes, env_folder_name, make_env
+    from demostudio.episode import RecordEpisodes, env_folder_name
 
     agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
-    env = make_env(agent.env_id, agent.env_kwargs, render_mode="rgb_array")
+    env = agent.make_env(render_mode="rgb_array")
     rec = RecordEpisodes(
         env, cfg.record / env_folder_name(agent.env_id), controller=agent.controller.name
     )

@@ -1,24 +1,25 @@
-"""The RND-PPO config groups: one-line help per field, checks naming the flag, and the
-combination with the core config that the agent will use."""
+"""The RND-PPO config: one-line help per field, checks naming the flag, the source table
+mapped, and the flat config the agent uses (groups + core groups)."""
 
 from __future__ import annotations
 
 import dataclasses
-from dataclasses import dataclass
 
 import pytest
 
-from agents.core.config import CoreConfig
 from agents.rnd_ppo import config as config_module
-from agents.rnd_ppo.config import AtariSettings, PPOSettings, RNDSettings
+from agents.rnd_ppo.config import (
+    AtariSettings,
+    DemoPretrainSettings,
+    PPOConfig,
+    PPOSettings,
+    RNDPPOConfig,
+    RNDSettings,
+)
 from demostudio.cli.dataclass_args import config_parser, dataclass_from_args, field_docs
 
-GROUPS = (PPOSettings, RNDSettings, AtariSettings)
-
-
-@dataclass
-class Combined(PPOSettings, RNDSettings, AtariSettings, CoreConfig):
-    """The inheritance order the agent's config will use."""
+GROUPS = (PPOSettings, RNDSettings, AtariSettings, DemoPretrainSettings, RNDPPOConfig)
+Combined = RNDPPOConfig
 
 
 @pytest.mark.parametrize("group", GROUPS)
@@ -76,6 +77,17 @@ def test_combined_with_core_flags_and_overrides():
     assert (cfg.rnn_layers, cfg.sticky_action_probability, cfg.intrinsic) == (0, 0.1, False)
     help_text = parser.format_help()
     assert "--lr-predictor" in help_text and "--target-rollout-return" in help_text
+    assert "--no-resume" in help_text and "--recurrent" not in help_text
+    assert cfg.resume and cfg.keep_checkpoints == 10 and not PPOConfig().intrinsic
+    cfg = dataclass_from_args(Combined, parser.parse_args(["--no-resume", "--rnn-layers", "1"]))
+    assert not cfg.resume and cfg.recurrent and cfg.sequence_length == cfg.segment_length + 1
+
+
+def test_minibatch_size_splits_a_rollout():
+    cfg = RNDPPOConfig(num_envs=8, rollout_length=128, segment_length=32, num_minibatches=4)
+    assert cfg.minibatch_size == 8 * 4 // 4
+    with pytest.raises(ValueError, match="--rnn-layers: expected 0"):
+        RNDPPOConfig(env="CartPole-v1", rnn_layers=2).validate()
 
 
 @pytest.mark.parametrize(
@@ -92,7 +104,6 @@ def test_combined_with_core_flags_and_overrides():
     ],
 )
 def test_checks_name_the_flag(group, changes, message):
-    check = {PPOSettings: "check_ppo", RNDSettings: "check_rnd", AtariSettings: "check_atari"}
-    getattr(group(), check[group])()  # the defaults pass
+    group().validate()  # the defaults pass
     with pytest.raises(ValueError, match=message):
-        getattr(group(**changes), check[group])()
+        group(**changes).validate()

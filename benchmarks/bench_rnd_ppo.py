@@ -1,0 +1,198 @@
+"""RND-PPO against PPO at the same budget on sparse-reward tasks, with and without the
+shipped demos, and a Montezuma's Revenge smoke run; prints one JSON object.
+
+  python benchmarks/bench_rnd_ppo.py sparse [--budget 100000] [--seeds 3] [--jobs 2]
+      MountainCar-v0 and MiniGrid-DoorKey-8x8-v0: ppo, rnd-ppo, ppo+demos, rnd-ppo+demos
+      (demos: demos/<env>/, BC pre-training first). Per variant, the median over seeds of
+      the env step of the first successful TRAINING episode (MountainCar: the car reached
+      the flag before the 200-step limit; MiniGrid: the door opened and the goal reached,
+      return > 0), the first evaluation with a success, and the last evaluation's success
+      rate and mean return.
+  python benchmarks/bench_rnd_ppo.py montezuma [--budget 20000]
+      ALE/MontezumaRevenge-v5 on the CPU with the paper's settings (84x84 grey, 4 stacked
+      frames, sticky actions 0.25): intrinsic reward per rollout and the rooms visited.
+
+Every run's summary is appended to --work/results.jsonl as it finishes (a rerun skips
+finished runs), so an interrupted benchmark keeps what it measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+DEMOS = Path(__file__).resolve().parent.parent / "demos"
+TASKS: dict[str, dict[str, Any]] = {
+    "MountainCar-v0": dict(
+        rnn_layers=0, hidden=64, lstm=64, num_envs=8, rollout_length=128, segment_length=32,
+        gamma_ext=0.99, lr_policy=1e-3, lr_value=1e-3, lr_predictor=1e-3, ent_coef=0.01,
+        clip_range=0.2, max_grad_norm=0.5,
+    ),
+    "MiniGrid-DoorKey-8x8-v0": dict(
+        rnn_layers=1, hidden=64, lstm=64, num_envs=8, rollout_length=128, segment_length=32,
+        gamma_ext=0.99, lr_policy=1e-3, lr_value=1e-3, lr_predictor=1e-3, ent_coef=0.01,
+        clip_range=0.2, max_grad_norm=0.5,
+    ),
+}  # fmt: skip
+VARIANTS = {"ppo": ("ppo", False), "rnd-ppo": ("rnd-ppo", False),
+            "ppo+demos": ("ppo", True), "rnd-ppo+demos": ("rnd-ppo", True)}  # fmt: skip
+
+
+def succeeded(env: str, length: int, total_return: float) -> bool:
+    if env.startswith("MountainCar"):
+        return length < 200
+    return total_return > 0
+
+
+def eval_success(env: str, row: dict) -> float:
+    if env.startswith("MountainCar"):
+        return float(row["eval_length"] < 200)  # the mean length: some episode got there
+    return float(row["eval_success"])
+
+
+def run_one(job: tuple[str, str, int, int, Path]) -> dict[str, Any]:
+    import torch
+
+    from agents.core.run import train
+    from agents.rnd_ppo import PPO, RNDPPO, PPOConfig, RNDPPOConfig
+
+    env, variant, seed, budget, work = job
+    algo, with_demos = VARIANTS[variant]
+    torch.set_num_threads(1)
+    base = RNDPPO if algo == "rnd-ppo" else PPO
+    first: dict[str, int] = {}
+
+    class Watched(base):  # the first successful training episode
+        def on_episode(self, ctx, episode):
+            super().on_episode(ctx, episode)
+            if "step" not in first and succeeded(env, episode.length, episode.total_return):
+                first["step"] = ctx.counters["env_steps"]
+
+    cls = RNDPPOConfig if algo == "rnd-ppo" else PPOConfig
+    run_dir = work / f"{env.replace('/', '-')}-{variant}-s{seed}"
+    cfg = cls(env=env, seed=seed, run_dir=run_dir, total_env_steps=budget, resume=False,
+              eval_every=max(budget // 10, 1), eval_episodes=5, progress=False,
+              tensorboard=False, checkpoint_every=budget, keep_checkpoints=1,
+              demos=(DEMOS / env,) if with_demos else (), bc_pretrain_updates=300,
+              **TASKS[env])  # fmt: skip
+    t0 = time.perf_counter()
+    result = train(Watched(cfg))
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    evals = [r for r in rows if r["kind"] == "eval" and r["env_steps"] > 0]
+    ok = [r["env_steps"] for r in evals if eval_success(env, r) > 0]
+    intr = [r["intrinsic_reward"] for r in rows if "intrinsic_reward" in r]
+    return {
+        "env": env, "variant": variant, "seed": seed, "budget": budget,
+        "env_steps": result.env_steps, "wall_s": round(time.perf_counter() - t0, 1),
+        "first_success_train_step": first.get("step"),
+        "first_success_eval_step": ok[0] if ok else None,
+        "final_success": eval_success(env, evals[-1]) if evals else None,
+        "final_return": evals[-1]["eval_return"] if evals else None,
+        "mean_intrinsic_reward": float(np.mean(intr)) if intr else None,
+    }  # fmt: skip
+
+
+def median(xs: list, budget: int) -> float | None:
+    """Median with 'never' counted as past the budget (None when most runs never did)."""
+    vals = [budget * 10 if x is None else x for x in xs]
+    m = float(np.median(vals)) if vals else None
+    return None if m is None or m >= budget * 10 else m
+
+
+def sparse(args: argparse.Namespace) -> dict[str, Any]:
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    out = work / "results.jsonl"
+    done = {}
+    if out.exists():
+        for line in out.read_text().splitlines():
+            r = json.loads(line)
+            done[(r["env"], r["variant"], r["seed"], r["budget"])] = r
+    jobs = [(env, v, s, args.budget, work) for env in args.envs for v in args.variants
+            for s in range(args.seeds) if (env, v, s, args.budget) not in done]  # fmt: skip
+    with mp.get_context("spawn").Pool(args.jobs) as pool:
+        for r in pool.imap_unordered(run_one, jobs):
+            done[(r["env"], r["variant"], r["seed"], r["budget"])] = r
+            with out.open("a") as f:
+                f.write(json.dumps(r) + "\n")
+    table: dict[str, Any] = {}
+    for env in args.envs:
+        for v in args.variants:
+            runs = [done[k] for k in done if k[0] == env and k[1] == v and k[3] == args.budget]
+            if not runs:
+                continue
+            table[f"{env} {v}"] = {
+                "seeds": len(runs),
+                "median_first_success_train_step": median(
+                    [r["first_success_train_step"] for r in runs], args.budget),
+                "median_first_success_eval_step": median(
+                    [r["first_success_eval_step"] for r in runs], args.budget),
+                "median_final_success": float(np.median([r["final_success"] or 0 for r in runs])),
+                "median_final_return": float(np.median([r["final_return"] for r in runs])),
+                "runs": runs,
+            }  # fmt: skip
+    return {"benchmark": "rnd_ppo_sparse", "budget": args.budget, "results": table}
+
+
+def montezuma(args: argparse.Namespace) -> dict[str, Any]:
+    import gymnasium as gym
+    import torch
+
+    from agents.core.run import train
+    from agents.rnd_ppo import RNDPPO, RNDPPOConfig
+
+    torch.set_num_threads(max(1, args.jobs))
+    rooms: set[int] = set()
+
+    class RoomLog(gym.Wrapper):
+        def step(self, action):
+            out = super().step(action)
+            rooms.add(int(out[-1].get("room", -1)))
+            return out
+
+    class Smoke(RNDPPO):
+        def make_env(self, render_mode=None):
+            return RoomLog(super().make_env(render_mode))
+
+    run_dir = Path(args.work) / "montezuma"
+    cfg = RNDPPOConfig(env="ALE/MontezumaRevenge-v5", seed=0, run_dir=run_dir, resume=False,
+                       total_env_steps=args.budget, num_envs=8, rollout_length=128,
+                       segment_length=32, hidden=256, lstm=256, eval_every=0,
+                       progress=False, tensorboard=False, obs_norm_init_steps=64,
+                       checkpoint_every=args.budget)  # fmt: skip
+    t0 = time.perf_counter()
+    result = train(Smoke(cfg))
+    rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+    train_rows = [r for r in rows if r["kind"] == "train"]
+    return {
+        "benchmark": "rnd_ppo_montezuma_smoke", "env_steps": result.env_steps,
+        "wall_s": round(time.perf_counter() - t0, 1),
+        "intrinsic_reward_per_rollout": [round(r["intrinsic_reward"], 4) for r in train_rows],
+        "intrinsic_raw_per_rollout": [round(r["intrinsic_raw"], 4) for r in train_rows],
+        "episode_return": [r.get("episode_return") for r in train_rows],
+        "rooms_visited": sorted(r for r in rooms if r >= 0),
+    }  # fmt: skip
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
+    ap.add_argument("what", choices=["sparse", "montezuma"])
+    ap.add_argument("--budget", type=int, default=100_000, help="env steps per run")
+    ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=2, help="runs in parallel")
+    ap.add_argument("--envs", nargs="+", default=list(TASKS), choices=list(TASKS))
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument("--work", default="/tmp/demostudio-bench-rnd-ppo")
+    args = ap.parse_args()
+    result = sparse(args) if args.what == "sparse" else montezuma(args)
+    print(json.dumps(result, indent=1))
+
+
+if __name__ == "__main__":
+    main()
