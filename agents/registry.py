@@ -39,6 +39,7 @@ _ENTRIES: dict[str, tuple[str, str, str]] = {
     ),
     "bc": ("agents.bc", "BC", "behaviour cloning (cross-entropy, demo actions)"),
     "sqil": ("agents.sqil", "SQIL", "Q-learning with demo reward 1, agent 0"),
+    "reactor": ("agents.reactor", "Reactor", "Retrace actor-critic (beta-LOO), optional demo mix"),
 }
 
 

@@ -22,7 +22,7 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
 
 def _flag(name: str) -> str:
@@ -232,11 +232,21 @@ class ReplayConfig(ConfigGroup):
 
 
 @dataclass
-class QLearningConfig(ConfigGroup):
-    """n-step double Q-learning targets and the target network."""
+class DiscountConfig(ConfigGroup):
+    """The discount of returns (every algorithm that bootstraps from one value)."""
 
     discount: float = 0.99
     """Discount factor gamma."""
+
+    def check(self) -> None:
+        if not 0.0 < self.discount <= 1.0:
+            raise ValueError(f"--discount: expected in (0, 1], got {self.discount}")
+
+
+@dataclass
+class QLearningConfig(DiscountConfig):
+    """n-step double Q-learning targets and the target network."""
+
     n_step: int = 5
     """n of the n-step double-Q targets."""
     value_rescaling: bool = True
@@ -248,8 +258,6 @@ class QLearningConfig(ConfigGroup):
 
     def check(self) -> None:
         require(self, ("n_step", "target_update_every"), 1)
-        if not 0.0 < self.discount <= 1.0:
-            raise ValueError(f"--discount: expected in (0, 1], got {self.discount}")
 
 
 @dataclass
@@ -261,8 +269,11 @@ class DemoConfig(ConfigGroup):
     demo_env_override: str | None = None
     """Accept demos recorded on this env id instead of --env (spaces must still match)."""
 
+    demos_optional: ClassVar[bool] = False
+    """The algorithm also trains without demos (Reactor: ``--demos`` adds a demo replay)."""
+
     def check(self) -> None:
-        if not self.demos:
+        if not self.demos and not self.demos_optional:
             raise ValueError("--demos: expected at least one demo file or folder, got none")
 
 
@@ -349,6 +360,7 @@ __all__ = [
     "DemoConfig",
     "DemoMixConfig",
     "DemoReplayConfig",
+    "DiscountConfig",
     "InteractConfig",
     "NetworkConfig",
     "OptimConfig",
