@@ -102,4 +102,4 @@ def test_compare_user_errors(tmp_path, cartpole_demos, capsys):
     from agents.registry import algorithm_names
 
     assert CompareConfig().algos == ()
-    assert algorithm_names() == ["bc", "dqfd", "r2d2", "r2d3", "sqil"]
+    assert algorithm_names() == ["bc", "dqfd", "r2d2", "r2d3", "reactor", "sqil"]
