@@ -49,8 +49,8 @@ __all__ = [
     "retrace_targets",
     "retrace_traces",
     "tis_loss",
-    "train_reactor",
     "total_variation",
+    "train_reactor",
     "trust_region_loss",
     "trust_region_project",
 ]

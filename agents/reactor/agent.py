@@ -9,7 +9,8 @@ How the off-policy corrections treat demo steps (mu(A|x) = 1 for the recorded ac
 
     Retrace trace   c = lambda * min(c_bar, pi(A|x) / 1) = lambda * pi(A|x)
     beta-LOO        beta = min(c, 1 / mu(A|x)) = 1 (exactly 1/mu: the demonstrated action's
-                    term is importance-corrected) ; G = (R - Q(A)) grad pi(A) + sum_a Q(a) grad pi(a)
+                    term is importance-corrected):
+                    G = (R - Q(A)) grad pi(A) + sum_a Q(a) grad pi(a)
     TIS             min(c, pi(A) / 1) = pi(A), and [pi(a) - c mu(a)]_+ = pi(a) for a != A
 
 (details in :mod:`agents.reactor.retrace` and :mod:`agents.reactor.policy_gradient`).

@@ -12,7 +12,7 @@ import torch
 
 from agents.core.actor import VectorActor
 from agents.core.agent import EnvInfo
-from agents.core.batch import uniform_sample, to_torch
+from agents.core.batch import to_torch, uniform_sample
 from agents.core.checkpoint import load_checkpoint
 from agents.core.logger import read_metrics
 from agents.core.losses import unroll
