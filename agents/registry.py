@@ -41,6 +41,7 @@ _ENTRIES: dict[str, tuple[str, str, str]] = {
     "sqil": ("agents.sqil", "SQIL", "Q-learning with demo reward 1, agent 0"),
     "rnd-ppo": ("agents.rnd_ppo", "RNDPPO", "recurrent PPO with RND intrinsic rewards"),
     "ppo": ("agents.rnd_ppo", "PPO", "recurrent PPO (rnd-ppo with the intrinsic reward off)"),
+    "reactor": ("agents.reactor", "Reactor", "Retrace actor-critic (beta-LOO), optional demo mix"),
 }
 
 

@@ -5,8 +5,8 @@ Modules, bottom up (no module imports one above it; ``tests/test_import_rules.py
 that there is no import cycle in ``agents/``)::
 
     config       config groups (RunConfig, InteractConfig, ActorConfig, NetworkConfig,
-                 SequenceConfig, OptimConfig, ReplayConfig, QLearningConfig, DemoConfig,
-                 DemoReplayConfig, DemoMixConfig); an algorithm's config inherits the groups
+                 SequenceConfig, OptimConfig, ReplayConfig, DiscountConfig, QLearningConfig,
+                 DemoConfig, DemoReplayConfig, DemoMixConfig); an algorithm's config inherits the groups
                  it needs, each field declared once, the CLI flat
     preprocess   observations -> arrays, one function for live steps and demos
     sequences    SequenceWriter: episodes -> overlapping sequences with the stored LSTM state

@@ -244,11 +244,21 @@ class ReplayConfig(ConfigGroup):
 
 
 @dataclass
-class QLearningConfig(ConfigGroup):
-    """n-step double Q-learning targets and the target network."""
+class DiscountConfig(ConfigGroup):
+    """The discount of returns (every algorithm that bootstraps from one value)."""
 
     discount: float = 0.99
     """Discount factor gamma."""
+
+    def check(self) -> None:
+        if not 0.0 < self.discount <= 1.0:
+            raise ValueError(f"--discount: expected in (0, 1], got {self.discount}")
+
+
+@dataclass
+class QLearningConfig(DiscountConfig):
+    """n-step double Q-learning targets and the target network."""
+
     n_step: int = 5
     """n of the n-step double-Q targets."""
     value_rescaling: bool = True
@@ -260,8 +270,6 @@ class QLearningConfig(ConfigGroup):
 
     def check(self) -> None:
         require(self, ("n_step", "target_update_every"), 1)
-        if not 0.0 < self.discount <= 1.0:
-            raise ValueError(f"--discount: expected in (0, 1], got {self.discount}")
 
 
 @dataclass
@@ -280,8 +288,9 @@ class DemoConfig(ConfigGroup):
     the agent's steps in take-over files too."""
 
     demos_required: ClassVar[bool] = True
-    """A run needs --demos (False: ``demostudio coach``, whose corrections fill them, and
-    RND-PPO, whose demo pre-training is optional)."""
+    """A run needs --demos (False: ``demostudio coach``, whose corrections fill them;
+    RND-PPO, whose demo pre-training is optional; Reactor, where --demos adds a demo
+    replay)."""
 
     def check(self) -> None:
         if self.demos_required and not self.demos:
@@ -374,6 +383,7 @@ __all__ = [
     "DemoConfig",
     "DemoMixConfig",
     "DemoReplayConfig",
+    "DiscountConfig",
     "InteractConfig",
     "NetworkConfig",
     "NetworkWidths",

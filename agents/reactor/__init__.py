@@ -1,7 +1,9 @@
-"""Reactor (Gruslys et al. 2018): the learning math as pure torch functions, time-major."""
+"""Reactor (Gruslys et al. 2018): the agent (``demostudio train reactor``), its config, and the
+learning math as pure torch functions, time-major."""
 
-from agents.reactor.acting import behaviour_probs, demo_behaviour
-from agents.reactor.config import ReactorLossConfig
+from agents.reactor.acting import BehaviourSample, behaviour_probs, demo_behaviour, demo_extras
+from agents.reactor.agent import Reactor, train_reactor
+from agents.reactor.config import ReactorConfig, ReactorLossConfig
 from agents.reactor.distributional import (
     atoms,
     categorical_cross_entropy,
@@ -9,6 +11,7 @@ from agents.reactor.distributional import (
     project_categorical,
     total_variation,
 )
+from agents.reactor.learning import reactor_learner_loss
 from agents.reactor.loss import ReactorLossInputs, ReactorLossOutput, reactor_loss
 from agents.reactor.policy_gradient import beta_loo_loss, entropy, loo_beta, tis_loss
 from agents.reactor.retrace import cut_traces, retrace_targets, retrace_traces
@@ -21,6 +24,9 @@ from agents.reactor.trust_region import (
 )
 
 __all__ = [
+    "BehaviourSample",
+    "Reactor",
+    "ReactorConfig",
     "ReactorLossConfig",
     "ReactorLossInputs",
     "ReactorLossOutput",
@@ -31,17 +37,20 @@ __all__ = [
     "categorical_cross_entropy",
     "cut_traces",
     "demo_behaviour",
+    "demo_extras",
     "distributional_retrace_targets",
     "entropy",
     "kl_gradient_logits",
     "loo_beta",
     "polyak_update_",
     "project_categorical",
+    "reactor_learner_loss",
     "reactor_loss",
     "retrace_targets",
     "retrace_traces",
     "tis_loss",
     "total_variation",
+    "train_reactor",
     "trust_region_loss",
     "trust_region_project",
 ]

@@ -1,16 +1,14 @@
-"""The Reactor-specific config fields (the learning math); the rest comes from the core.
-
-Draft: the agent's ``ReactorConfig`` will be the core's config plus these fields
-(``class ReactorConfig(ReactorLossConfig, <core config>)``; :meth:`ReactorLossConfig.validate`
-calls the next ``validate`` in the MRO first).
+"""Reactor's config: the core's groups (run, actors, network, sequences, optimiser, replay,
+discount, demos) plus the Reactor's own fields (:class:`ReactorLossConfig`, the learning
+math). ``--demos`` is optional: with it, a demo replay is mixed into batches as in R2D3.
 
 The source document's command line (002, REACTOR-torch ``main.py``) and the DemoStudio flag
 each option becomes (``core``: a shared field of the core's config; ``reactor``: below)::
 
     --env-name ENV               --env                          core
     --exp-name NAME              --run-dir                      core (runs/<algo>-<env>-s<seed>)
-    --num-workers N              --num-actors, and the core's   core (actors; in-process
-                                 actor-pool flag (issue 11)          or other processes)
+    --num-workers N              --num-actors                   core (actors stepped by the
+                                                                core's actor pool)
     --t-max T                    --total-env-steps              core
     --worker-steps K             --trace                        core (steps learned per
                                                                 replayed sequence; sequences
@@ -37,16 +35,40 @@ each option becomes (``core``: a shared field of the core's config; ``reactor``:
     --debug                      --num-actors 1 --no-tensorboard  core
     --no-lock, --no-lock-update  (none: one learner applies every update; there is no
                                  shared model that workers write to, so nothing to lock)
+
+Beyond the seed (the Reactor paper): ``--distributional`` / ``--num-atoms`` / ``--v-min`` /
+``--v-max`` (the distributional critic), ``--policy-gradient beta_loo|tis`` and
+``--beta-clip``, ``--retrace-lambda``, and the behaviour policy
+``mu = (1 - eps_i) pi + eps_i / A`` of actor ``i``, ``eps_i`` from the core's ladder
+(``--epsilon-base``, ``--epsilon-alpha``; alpha 0: every actor mixes with epsilon-base).
+
+The critic's target and the trust region's average policy are one network: the core's
+Polyak-averaged copy of the online network (ACER's average policy network).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
+
+from agents.core.config import (
+    ActorConfig,
+    ConfigGroup,
+    DemoConfig,
+    DemoMixConfig,
+    DemoReplayConfig,
+    DiscountConfig,
+    InteractConfig,
+    NetworkConfig,
+    OptimConfig,
+    ReplayConfig,
+    RunConfig,
+    SequenceConfig,
+)
 
 
 @dataclass
-class ReactorLossConfig:
+class ReactorLossConfig(ConfigGroup):
     """Reactor: Retrace critic (distributional or expected), beta-LOO or TIS actor."""
 
     # --- critic: Retrace -------------------------------------------------------------------
@@ -79,19 +101,14 @@ class ReactorLossConfig:
     trust_region_delta: float = 1.0
     """delta of the trust region: the linearised KL(pi_avg || pi) per step is at most this."""
     average_tau: float = 0.99
-    """Average policy update: avg = tau * avg + (1 - tau) * policy after every learner update."""
+    """Average network (trust region's average policy, critic's target): avg = tau * avg +
+    (1 - tau) * online after every learner update."""
 
-    # --- acting and rewards ----------------------------------------------------------------
-    behaviour_epsilon: float = 0.01
-    """Acting policy mu = (1 - eps) * pi + eps / num_actions (mixed with uniform)."""
+    # --- rewards ---------------------------------------------------------------------------
     reward_clip: bool = False
     """Clip rewards to [-1, 1] for learning (episode returns are reported unclipped)."""
 
-    def validate(self) -> None:
-        """Raise ValueError naming the flag for values that cannot work."""
-        parent = getattr(super(), "validate", None)
-        if parent is not None:
-            parent()
+    def check(self) -> None:
         checks = [
             ("retrace_lambda", 0.0 <= self.retrace_lambda <= 1.0, "in [0, 1]"),
             ("trace_clip", self.trace_clip > 0.0, "> 0"),
@@ -102,8 +119,7 @@ class ReactorLossConfig:
             ("tis_clip", self.tis_clip > 0.0, "> 0"),
             ("entropy_weight", self.entropy_weight >= 0.0, ">= 0"),
             ("trust_region_delta", self.trust_region_delta > 0.0, "> 0"),
-            ("average_tau", 0.0 <= self.average_tau <= 1.0, "in [0, 1]"),
-            ("behaviour_epsilon", 0.0 <= self.behaviour_epsilon <= 1.0, "in [0, 1]"),
+            ("average_tau", 0.0 <= self.average_tau < 1.0, "in [0, 1)"),
         ]
         for name, ok, expected in checks:
             if not ok:
@@ -112,4 +128,37 @@ class ReactorLossConfig:
                 )
 
 
-__all__ = ["ReactorLossConfig"]
+@dataclass
+class ReactorConfig(
+    ReactorLossConfig,
+    DemoMixConfig,
+    DemoReplayConfig,
+    DemoConfig,
+    DiscountConfig,
+    ReplayConfig,
+    OptimConfig,
+    SequenceConfig,
+    NetworkConfig,
+    ActorConfig,
+    InteractConfig,
+    RunConfig,
+):
+    """Reactor (Gruslys et al. 2018): a recurrent actor-critic on prioritized sequence replay,
+    Retrace critic (distributional by default), beta-LOO policy gradient, optional ACER trust
+    region; --demos adds a demo replay mixed into batches."""
+
+    demos_required: ClassVar[bool] = False
+
+    eval_greedy: bool = True
+    """Evaluate (and watch) with the most probable action of pi; off: sample from pi."""
+
+    # Reactor's defaults (tuned on CartPole-v1; the seed's where it has one)
+    epsilon_base: float = 0.01
+    epsilon_alpha: float = 0.0
+    learning_rate: float = 5e-4
+    max_grad_norm: float = 40.0
+    v_min: float = -10.0
+    v_max: float = 110.0
+
+
+__all__ = ["ReactorConfig", "ReactorLossConfig"]

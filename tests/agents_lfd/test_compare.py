@@ -104,4 +104,4 @@ def test_compare_user_errors(tmp_path, cartpole_demos, capsys):
     from agents.registry import algorithm_names
 
     assert CompareConfig().algos == ()
-    assert algorithm_names() == ["bc", "dqfd", "ppo", "r2d2", "r2d3", "rnd-ppo", "sqil"]
+    assert algorithm_names() == ["bc", "dqfd", "ppo", "r2d2", "r2d3", "reactor", "rnd-ppo", "sqil"]

@@ -1,32 +1,19 @@
-"""The Reactor's loss config: defaults validate, bad values name their flag, and it chains
-to the validate of the config it is combined with."""
+"""The Reactor's config: defaults validate, bad values name their flag, the core's groups are
+checked too, demos are optional, and every option of the source document has a flag."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
 
 import pytest
 
-from agents.reactor.config import ReactorLossConfig
-
-
-@dataclass
-class Shared:
-    batch_size: int = 32
-
-    def validate(self) -> None:
-        if self.batch_size < 1:
-            raise ValueError(f"--batch-size: expected >= 1, got {self.batch_size}")
-
-
-@dataclass
-class Combined(ReactorLossConfig, Shared):
-    pass
+from agents.reactor.config import ReactorConfig, ReactorLossConfig
+from demostudio.cli.dataclass_args import field_docs
 
 
 def test_defaults_validate():
     ReactorLossConfig().validate()
-    Combined().validate()
+    ReactorConfig().validate()  # no --demos needed
 
 
 @pytest.mark.parametrize(
@@ -36,15 +23,47 @@ def test_defaults_validate():
         ("beta_clip", 0.5, "--beta-clip"),
         ("v_max", -200.0, "--v-max"),
         ("num_atoms", 1, "--num-atoms"),
-        ("average_tau", -0.1, "--average-tau"),
+        ("average_tau", 1.0, "--average-tau"),
         ("trust_region_delta", 0.0, "--trust-region-delta"),
+        ("discount", 0.0, "--discount"),
+        ("batch_size", 0, "--batch-size"),
+        ("demo_ratio", 2.0, "--demo-ratio"),
     ],
 )
 def test_bad_values_name_the_flag(field, value, flag):
     with pytest.raises(ValueError, match=rf"^{flag}: expected"):
-        ReactorLossConfig(**{field: value}).validate()
+        ReactorConfig(**{field: value}).validate()
 
 
-def test_chains_to_the_shared_validate():
-    with pytest.raises(ValueError, match=r"^--batch-size"):
-        Combined(batch_size=0).validate()
+SEED_OPTIONS = {  # the source document's main.py options -> ReactorConfig fields
+    "num_workers": "num_actors",
+    "t_max": "total_env_steps",
+    "worker_steps": "trace",
+    "batch_size": "batch_size",
+    "replay_ratio": "env_steps_per_update",
+    "buffer_len": "replay_capacity",
+    "start_train_at": "min_replay",
+    "discount": "discount",
+    "c": "trace_clip",
+    "trust_region": "trust_region",
+    "trust_region_threshold": "trust_region_delta",
+    "tau": "average_tau",
+    "lr": "learning_rate",
+    "reward_clip": "reward_clip",
+    "entropy_weight": "entropy_weight",
+    "max_grad_norm": "max_grad_norm",
+    "env_name": "env",
+    "exp_name": "run_dir",
+}
+
+
+def test_every_source_option_has_a_documented_flag():
+    fields = {f.name for f in dataclasses.fields(ReactorConfig)}
+    docs = field_docs(ReactorConfig)
+    for option, name in SEED_OPTIONS.items():
+        assert name in fields, option
+        assert docs.get(name), f"--{name} has no help text"
+    module_doc = __import__("agents.reactor.config", fromlist=["x"]).__doc__
+    for option, name in SEED_OPTIONS.items():
+        seed_flag = "--" + option.replace("_", "-")
+        assert seed_flag in module_doc and "--" + name.replace("_", "-") in module_doc

@@ -1,0 +1,92 @@
+"""The Reactor agent: the core's run shell, actors, sequence replay and learner, with a
+policy head and a (distributional) critic head on the shared torso, an acting policy that
+samples from pi mixed with uniform and stores mu, a Polyak-averaged copy of the network
+(critic target and ACER's average policy) and the Reactor loss. ``--demos`` mixes the
+shared demo replay into batches exactly as R2D3 does (:class:`agents.core.demo_mix.DemoMix`);
+demo steps carry ``mu = 1`` for the recorded action.
+
+How the off-policy corrections treat demo steps (mu(A|x) = 1 for the recorded action A)::
+
+    Retrace trace   c = lambda * min(c_bar, pi(A|x) / 1) = lambda * pi(A|x)
+    beta-LOO        beta = min(c, 1 / mu(A|x)) = 1 (exactly 1/mu: the demonstrated action's
+                    term is importance-corrected):
+                    G = (R - Q(A)) grad pi(A) + sum_a Q(a) grad pi(a)
+    TIS             min(c, pi(A) / 1) = pi(A), and [pi(a) - c mu(a)]_+ = pi(a) for a != A
+
+(details in :mod:`agents.reactor.retrace` and :mod:`agents.reactor.policy_gradient`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.core.agent import Agent
+from agents.core.batch import Loss
+from agents.core.demo_mix import DemoMix
+from agents.core.mixing import DataSource
+from agents.core.networks import HeadSpec
+from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
+from agents.core.run import RunContext, TrainResult, train
+from agents.core.targets import Polyak, TargetRule
+from agents.reactor.acting import BehaviourSample, demo_extras
+from agents.reactor.config import ReactorConfig
+from agents.reactor.learning import CRITIC, POLICY, reactor_learner_loss
+
+
+class Reactor(Agent):
+    name = "reactor"
+    config_cls = ReactorConfig
+
+    def __init__(self, cfg: ReactorConfig):
+        super().__init__(cfg)
+        self.demo_mix = DemoMix(cfg) if cfg.demos else None
+        self.num_actions = 0
+
+    @property
+    def full_behaviour(self) -> bool:
+        """Store the whole mu(.|x) per step (the TIS policy gradient needs it)."""
+        return self.cfg.policy_gradient == "tis"
+
+    def heads(self) -> dict[str, HeadSpec]:
+        cfg = self.cfg
+        critic = (
+            HeadSpec("distributional_q", cfg.num_atoms)
+            if cfg.distributional
+            else HeadSpec("dueling_q")
+        )
+        return {POLICY: HeadSpec("logits"), CRITIC: critic}
+
+    def target_rules(self) -> dict[str, TargetRule]:
+        return {"main": Polyak(1.0 - self.cfg.average_tau)}
+
+    def loss(self) -> Loss:
+        return reactor_learner_loss
+
+    def acting_selector(self, n: int) -> Selector:
+        cfg = self.cfg
+        eps = epsilon_ladder(n, cfg.epsilon_base, cfg.epsilon_alpha)
+        return BehaviourSample(eps, POLICY, self.full_behaviour)
+
+    def eval_selector(self, epsilon: float) -> Selector:
+        if self.cfg.eval_greedy:
+            return EpsilonGreedy(np.array([epsilon]), head=POLICY)
+        return BehaviourSample(np.array([epsilon]), POLICY)
+
+    def demo_extras(self, actions: np.ndarray) -> dict[str, np.ndarray]:
+        return demo_extras(actions, self.num_actions, self.full_behaviour)
+
+    def sources(self, ctx: RunContext) -> list[DataSource]:
+        self.num_actions = ctx.info.num_actions
+        return [] if self.demo_mix is None else [self.demo_mix.source(ctx)]
+
+    def metrics(self, ctx: RunContext) -> dict[str, float]:
+        if self.demo_mix is None:
+            return {}
+        return self.demo_mix.metrics(ctx.counters["env_steps"])
+
+
+def train_reactor(cfg: ReactorConfig) -> TrainResult:
+    return train(Reactor(cfg))
+
+
+__all__ = ["Reactor", "train_reactor"]

@@ -1,0 +1,133 @@
+"""Reactor benchmarks; each prints one JSON object (median over seeds).
+
+  python benchmarks/bench_reactor.py cartpole [--seeds 0 1 2] [--budget 50000]
+      CartPole-v1 at the default config: env steps and wall time to the first evaluation
+      mean >= 475, and whether every later evaluation stays >= 475 to the end of the budget
+      (target: <= 40,000 env steps, stable).
+  python benchmarks/bench_reactor.py ablation [--seeds ...] [--variants ...]
+      CartPole-v1: full Reactor vs without the distributional critic, TIS instead of
+      beta-LOO, with the trust region: env steps to 475 and final evaluation return.
+  python benchmarks/bench_reactor.py mountaincar [--seeds ...] [--budget 50000]
+      MountainCar-v0 with the one shipped demo (the first file of demos/MountainCar-v0)
+      vs without: env steps to an evaluation mean >= -120.
+
+Runs go to --work (default /tmp/demostudio-bench-reactor). Run with ``nice`` on a shared
+machine; every run is single-threaded (--torch-threads 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SHIPPED_MC_DEMO = sorted((ROOT / "demos" / "MountainCar-v0").glob("*.h5"))[:1]
+
+CARTPOLE = dict(env="CartPole-v1", eval_every=2_500, eval_episodes=5)
+MOUNTAINCAR = dict(env="MountainCar-v0", eval_every=2_500, eval_episodes=5, v_min=-110.0,
+                   v_max=10.0)  # fmt: skip
+VARIANTS = {
+    "full": {},
+    "expected_critic": dict(distributional=False),
+    "tis": dict(policy_gradient="tis"),
+    "trust_region": dict(trust_region=True),
+}
+
+
+def learning_run(seed: int, work: Path, target: float, **overrides) -> dict:
+    """One Reactor run; evaluations carry the wall time since the run began."""
+    from agents.core.logger import read_metrics
+    from agents.core.run import train
+    from agents.reactor import Reactor, ReactorConfig
+
+    class Timed(Reactor):
+        def start(self, ctx):
+            self.t0 = time.perf_counter()
+
+        def eval_metrics(self, ctx):
+            return {"wall_s": time.perf_counter() - self.t0}
+
+    run = work / "runs" / f"reactor-{overrides['env']}-s{seed}-{time.time_ns()}"
+    cfg = ReactorConfig(seed=seed, run_dir=run, progress=False, tensorboard=False, device="cpu",
+                        **overrides)  # fmt: skip
+    t = time.perf_counter()
+    res = train(Timed(cfg))
+    evals = [r for r in read_metrics(run) if r["kind"] == "eval"]
+    hit = next((i for i, r in enumerate(evals) if r["eval_return"] >= target), None)
+    return {
+        "seed": seed,
+        "env_steps_to_target": None if hit is None else evals[hit]["env_steps"],
+        "wall_s_to_target": None if hit is None else round(evals[hit]["wall_s"], 1),
+        "stays_above_target": None
+        if hit is None
+        else all(r["eval_return"] >= target for r in evals[hit:]),
+        "evals_after_target_above": None
+        if hit is None
+        else f"{sum(r['eval_return'] >= target for r in evals[hit:])}/{len(evals) - hit}",
+        "final_eval_return": evals[-1]["eval_return"] if evals else None,
+        "curve": [(r["env_steps"], round(r["eval_return"], 1)) for r in evals],
+        "env_steps": res.env_steps,
+        "updates": res.updates,
+        "wall_s": round(time.perf_counter() - t, 1),
+    }
+
+
+def summarize(runs: list[dict], budget: int, target: float) -> dict:
+    steps = [r["env_steps_to_target"] or float("inf") for r in runs]
+    med = statistics.median(steps)
+    walls = [r["wall_s_to_target"] or float("inf") for r in runs]
+    wall = statistics.median(walls)
+    return {
+        "target": target,
+        "budget": budget,
+        "median_env_steps_to_target": None if med == float("inf") else med,
+        "median_wall_s_to_target": None if wall == float("inf") else wall,
+        "reached": sum(s != float("inf") for s in steps),
+        "stable": sum(bool(r["stays_above_target"]) for r in runs),
+        "of": len(runs),
+        "median_final_eval_return": statistics.median(r["final_eval_return"] for r in runs),
+        "runs": runs,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("which", choices=["cartpole", "ablation", "mountaincar"])
+    p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
+    p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
+    p.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument("--work", default="/tmp/demostudio-bench-reactor")
+    args = p.parse_args(argv)
+    work = Path(args.work)
+    work.mkdir(parents=True, exist_ok=True)
+    out: dict = {"benchmark": f"reactor-{args.which}"}
+    if args.which in ("cartpole", "ablation"):
+        budget = args.budget or 50_000
+        variants = ["full"] if args.which == "cartpole" else args.variants
+        for name in variants:
+            runs = [
+                learning_run(s, work, 475.0, total_env_steps=budget, **CARTPOLE, **VARIANTS[name])
+                for s in args.seeds
+            ]
+            out[name] = summarize(runs, budget, 475.0)
+    else:
+        budget = args.budget or 50_000
+        demo = dict(demos=tuple(SHIPPED_MC_DEMO))
+        for name, extra in (("one_demo", demo), ("no_demos", {})):
+            runs = [
+                learning_run(s, work, -120.0, total_env_steps=budget, **MOUNTAINCAR, **extra)
+                for s in args.seeds
+            ]
+            out[name] = summarize(runs, budget, -120.0)
+        out["demo_file"] = str(SHIPPED_MC_DEMO[0].relative_to(ROOT)) if SHIPPED_MC_DEMO else None
+    json.dump(out, sys.stdout, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,186 @@
+"""The Reactor agent end to end: the behaviour probabilities mu stored by the actors and read
+back through sequences and replay, demo steps mixed into batches with mu = 1, a short run
+from the CLI with checkpoints, resume, evaluate and restore."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.core.actor import VectorActor
+from agents.core.agent import EnvInfo
+from agents.core.batch import to_torch, uniform_sample
+from agents.core.checkpoint import load_checkpoint
+from agents.core.logger import read_metrics
+from agents.core.losses import unroll
+from agents.core.networks import NetworkOutput, RecurrentNetwork
+from agents.core.policy import BatchPolicy
+from agents.core.preprocess import make_preprocessor
+from agents.core.replay import PrioritizedSequenceReplay
+from agents.core.restore import restore_agent
+from agents.core.run import train
+from agents.core.sequences import EndBehavior
+from agents.reactor import BehaviourSample, Reactor, ReactorConfig, behaviour_probs
+from agents.reactor.learning import POLICY, reactor_learner_loss
+from demostudio.cli import main
+from demostudio.episode import make_env
+
+DEMOS = Path(__file__).resolve().parents[2] / "demos" / "CartPole-v1"
+TINY = dict(
+    env="CartPole-v1",
+    num_actors=2,
+    hidden=16,
+    lstm=16,
+    burn_in=2,
+    trace=6,
+    period=3,
+    batch_size=8,
+    min_replay=8,
+    env_steps_per_update=8.0,
+    eval_every=600,
+    eval_episodes=2,
+    checkpoint_every=500,
+    num_atoms=11,
+    progress=False,
+    tensorboard=False,
+    device="cpu",
+)
+
+
+def test_behaviour_sample_mixes_pi_with_uniform_and_returns_mu():
+    logits = torch.log(torch.tensor([[[0.9, 0.1], [0.5, 0.5]]]))  # [1, n=2, A=2]
+    out = NetworkOutput({POLICY: logits}, None)
+    selector = BehaviourSample(np.array([0.2, 0.0]), POLICY, full=True)
+    rng = np.random.default_rng(0)
+    steps = [selector(out, rng) for _ in range(4000)]
+    actions = np.stack([s.action for s in steps])
+    mu = np.array([[0.8 * 0.9 + 0.1, 0.8 * 0.1 + 0.1], [0.5, 0.5]])
+    for s in steps[:20]:
+        np.testing.assert_allclose(s.extras["behaviour"], mu, rtol=1e-6)
+        np.testing.assert_allclose(s.extras["mu"], mu[[0, 1], s.action], rtol=1e-6)
+    assert abs((actions[:, 0] == 0).mean() - mu[0, 0]) < 0.03  # sampled from mu, not pi
+    assert abs((actions[:, 1] == 0).mean() - 0.5) < 0.03
+    assert set(BehaviourSample(np.zeros(2), POLICY)(out, rng).extras) == {"mu"}
+
+
+def _agent_pieces(cfg: ReactorConfig):
+    agent = Reactor(cfg)
+    env = make_env("CartPole-v1")
+    info = EnvInfo("CartPole-v1", env, make_preprocessor(env.observation_space))
+    torch.manual_seed(0)
+    net = RecurrentNetwork(agent.network_specs(info)["main"])
+    return agent, info, net
+
+
+@pytest.mark.parametrize("policy_gradient", ["beta_loo", "tis"])
+def test_mu_stored_by_the_actors_reads_back_through_replay(policy_gradient):
+    cfg = ReactorConfig(**TINY, epsilon_base=0.3, policy_gradient=policy_gradient)
+    agent, info, net = _agent_pieces(cfg)
+    policy = BatchPolicy.copy_of(net, agent.acting_selector(2), 2, torch.device("cpu"),
+                                 np.random.default_rng(1))  # fmt: skip
+    actor = VectorActor([lambda: make_env("CartPole-v1") for _ in range(2)], policy,
+                        info.preprocess, cfg.sequence_length, cfg.period, EndBehavior.ZERO_PAD,
+                        seed=0)  # fmt: skip
+    replay = PrioritizedSequenceReplay(256, seed=0)
+    for _ in range(150):
+        step = actor.step()
+        if step.sequences is not None:
+            replay.add(step.sequences)
+    actor.close()
+    sample = replay.sample(16)
+    batch = to_torch(uniform_sample(sample.batch, sample.index), torch.device("cpu"))
+    # the same network from the stored state gives back the stored behaviour probabilities
+    logits = unroll(net, batch, 0, grad=False).heads[POLICY]
+    mu = behaviour_probs(logits, 0.3)
+    mask = batch.mask
+    taken = mu.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
+    torch.testing.assert_close(batch.extras["mu"][mask], taken[mask].float(), atol=1e-4, rtol=0)
+    assert bool((batch.extras["mu"][~mask] == 0).all())
+    if policy_gradient == "tis":
+        torch.testing.assert_close(batch.extras["behaviour"][mask], mu[mask].float(), atol=1e-4,
+                                   rtol=0)  # fmt: skip
+    else:
+        assert set(batch.extras) == {"mu"}
+
+
+class RecordingReactor(Reactor):
+    """Reactor whose loss keeps every batch it sees (to look at the mixed batches)."""
+
+    batches: list
+
+    def loss(self):
+        self.batches = []
+
+        def loss(learner, batch):
+            self.batches.append(batch)
+            return reactor_learner_loss(learner, batch)
+
+        return loss
+
+
+@pytest.mark.parametrize("policy_gradient", ["beta_loo", "tis"])
+def test_demos_are_mixed_into_batches_with_mu_one(tmp_path, policy_gradient):
+    cfg = ReactorConfig(**{**TINY, "eval_every": 0}, total_env_steps=300, demos=(DEMOS,),
+                        demo_ratio=0.5, policy_gradient=policy_gradient,
+                        run_dir=tmp_path / "run")  # fmt: skip
+    agent = RecordingReactor(cfg)
+    result = train(agent)
+    assert result.updates >= 10 and len(agent.batches) == result.updates
+    demo_elements = agent_elements = 0
+    for b in agent.batches:
+        demo, mask, mu = b.is_demo, b.mask, b.extras["mu"]
+        demo_elements += int(demo.sum())
+        agent_elements += int((~demo).sum())
+        dm = mask[:, demo]
+        assert bool((mu[:, demo][dm] == 1).all()) and bool((mu[:, demo][~dm] == 0).all())
+        am = mask[:, ~demo]
+        assert bool((mu[:, ~demo][am] > 0).all()) and bool((mu[:, ~demo][am] <= 1).all())
+        if policy_gradient == "tis":
+            one_hot = torch.nn.functional.one_hot(b.action, 2).float()
+            beh = b.extras["behaviour"]
+            torch.testing.assert_close(beh[:, demo][dm], one_hot[:, demo][dm])
+    total = demo_elements + agent_elements
+    assert 0.35 < demo_elements / total < 0.65  # demo_ratio 0.5
+    rows = read_metrics(tmp_path / "run")
+    assert any(r.get("demo_ratio") == 0.5 for r in rows if r["kind"] == "train")
+
+
+def test_cli_run_checkpoints_resumes_evaluates_and_restores(tmp_path, capsys):
+    run = tmp_path / "run"
+    flags = [f"--{k.replace('_', '-')}={v}" for k, v in TINY.items() if not isinstance(v, bool)]
+    flags += ["--no-progress", "--no-tensorboard", "--trust-region", "--run-dir", str(run)]
+    assert main(["train", "reactor", *flags, "--total-env-steps", "700"]) == 0
+    first = load_checkpoint(run)
+    assert first["algo"] == "reactor" and first["counters"]["env_steps"] >= 700
+    assert set(first["targets"]) == {"main"}  # the Polyak-averaged network
+    spec = first["network_specs"]["main"]["heads"]
+    assert spec == {"logits": {"kind": "logits", "atoms": 0},
+                    "critic": {"kind": "distributional_q", "atoms": 11}}  # fmt: skip
+    updates = first["counters"]["updates"]
+    assert main(["train", "reactor", "--env", "CartPole-v1", "--run-dir", str(run), "--resume",
+                 "--total-env-steps", "1300", "--no-progress"]) == 0  # fmt: skip
+    out = capsys.readouterr().out
+    assert "reactor: 13" in out
+    second = load_checkpoint(run)
+    assert second["counters"]["env_steps"] >= 1300 and second["counters"]["updates"] > updates
+    assert second["config"]["trust_region"] is True  # the saved config, not the defaults
+    rows = read_metrics(run)
+    assert any(r["kind"] == "resume" for r in rows)
+    assert {"critic_loss", "policy_loss", "entropy", "trust_region_active"} <= set(
+        [r for r in rows if r["kind"] == "train"][-1]
+    )
+    assert main(["evaluate", str(run), "--episodes", "2"]) == 0
+    assert "mean return" in capsys.readouterr().out
+    restored = restore_agent(run)
+    env = make_env("CartPole-v1")
+    obs, info = env.reset(seed=3)
+    restored.controller.reset(env, obs, info)
+    assert restored.algo == "reactor" and restored.controller.act(env, obs) in (0, 1)
+
+
+def test_bad_reactor_flags_are_one_clean_line(capsys):
+    assert main(["train", "reactor", "--env", "CartPole-v1", "--v-min", "5", "--v-max", "1"]) == 2
+    assert "--v-max: expected > --v-min (5.0), got 1.0" in capsys.readouterr().err
