@@ -39,7 +39,11 @@ class Learner:
         self.targets = {k: make_target(self.networks[k]) for k in self.rules}
         self.loss_fn = loss
         self.params = [p for n in self.networks.values() for p in n.parameters() if p.requires_grad]
-        self.optimizer = torch.optim.Adam(self.params, lr=cfg.learning_rate, eps=cfg.adam_eps)
+        # foreach: one kernel per step for all parameters (the same arithmetic as the
+        # per-tensor loop, which is the default on CPU)
+        self.optimizer = torch.optim.Adam(
+            self.params, lr=cfg.learning_rate, eps=cfg.adam_eps, foreach=True
+        )
         self.updates = 0
 
     @property
