@@ -5,8 +5,9 @@ sequences completed, env steps taken, episodes finished) and hands it new weight
 version (``update_weights(weights, version)``). :class:`VectorActor` is the in-process
 pool: vectorized environments stepped together by a :class:`BatchPolicy` that runs its own
 copy of the acting network (one epsilon per env for value-based agents), each env's stream
-cut into sequences, with the policy's per-step extras, by its own SequenceWriter. A pool of
-actors in other processes (Ray) implements the same two calls.
+cut into sequences, with the policy's per-step extras, by its own SequenceWriter. The pool
+of actors in other processes (:mod:`agents.core.ray_pool`) implements the same calls, each
+process running a VectorActor built from an :class:`ActorSpec` by :func:`make_vector_actor`.
 """
 
 from __future__ import annotations
@@ -18,7 +19,8 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agents.core.policy import BatchPolicy
+from agents.core.networks import RecurrentNetwork
+from agents.core.policy import BatchPolicy, Selector
 from agents.core.preprocess import Preprocessor
 from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, concat_batches
 
@@ -53,7 +55,55 @@ class ActorPool(Protocol):
         """Act with these weights of the acting network (``version``: learner updates)."""
         ...
 
+    def metrics(self) -> dict[str, float]:
+        """Scalars for the training log (restarts, policy lag; may be empty)."""
+        ...
+
     def close(self) -> None: ...
+
+
+class ActorSpec(NamedTuple):
+    """Everything needed to build one vector of actors, in this process or another."""
+
+    make_env: Callable[[], gym.Env]
+    """Builds one env (the agent's ``make_env``: picklable, so Ray processes can call it)."""
+    network: RecurrentNetwork
+    """The acting network (copied: the actors never share the learner's module)."""
+    selector: Selector
+    num_envs: int
+    preprocess: Preprocessor
+    length: int
+    period: int
+    end: EndBehavior
+    env_seed: int
+    """Env i is reset with ``env_seed + i`` first."""
+    policy_seed: int
+    """Seed of the policy's generator (exploration, sampling)."""
+    keep_episodes: bool = False
+    first_actor: int = 0
+    """Index of env 0 among all actors (``FinishedEpisode.actor``)."""
+
+
+def make_vector_actor(spec: ActorSpec, device: torch.device) -> VectorActor:
+    """A :class:`VectorActor` on a copy of ``spec.network``."""
+    policy = BatchPolicy.copy_of(
+        spec.network,
+        spec.selector,
+        spec.num_envs,
+        device,
+        np.random.default_rng(spec.policy_seed),
+    )
+    return VectorActor(
+        [spec.make_env for _ in range(spec.num_envs)],
+        policy,
+        spec.preprocess,
+        spec.length,
+        spec.period,
+        spec.end,
+        seed=spec.env_seed,
+        keep_episodes=spec.keep_episodes,
+        first_actor=spec.first_actor,
+    )
 
 
 class VectorActor:
@@ -67,6 +117,7 @@ class VectorActor:
         end: EndBehavior,
         seed: int,
         keep_episodes: bool = False,
+        first_actor: int = 0,
     ):
         self.envs = gym.vector.SyncVectorEnv(env_fns)
         self.policy = policy
@@ -74,6 +125,7 @@ class VectorActor:
         self.n = self.num_envs = len(env_fns)
         self.writers = [SequenceWriter(length, period, end) for _ in range(self.n)]
         self.keep_episodes = keep_episodes
+        self.first_actor = first_actor
         self._episode_seqs: list[list[SequenceBatch]] = [[] for _ in range(self.n)]
         self._returns = np.zeros(self.n)
         obs, _ = self.envs.reset(seed=seed)
@@ -121,7 +173,10 @@ class VectorActor:
                 kept = self._episode_seqs[i]
                 finished.append(
                     FinishedEpisode(
-                        i, w.steps, float(self._returns[i]), concat_batches(kept) if kept else None
+                        self.first_actor + i,
+                        w.steps,
+                        float(self._returns[i]),
+                        concat_batches(kept) if kept else None,
                     )
                 )
                 self._episode_seqs[i] = []
@@ -129,8 +184,18 @@ class VectorActor:
         self._obs = next_p
         return ActorStep(concat_batches(out) if out else None, env_steps, finished)
 
+    def metrics(self) -> dict[str, float]:
+        return {}
+
     def close(self) -> None:
         self.envs.close()
 
 
-__all__ = ["ActorPool", "ActorStep", "FinishedEpisode", "VectorActor"]
+__all__ = [
+    "ActorPool",
+    "ActorSpec",
+    "ActorStep",
+    "FinishedEpisode",
+    "VectorActor",
+    "make_vector_actor",
+]

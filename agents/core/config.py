@@ -137,17 +137,39 @@ class InteractConfig(ConfigGroup):
 
 @dataclass
 class ActorConfig(ConfigGroup):
-    """Vectorized actors with an Ape-X epsilon ladder."""
+    """Vectorized actors with an Ape-X epsilon ladder, in this process or in Ray processes."""
 
     num_actors: int = 4
-    """Vectorized environments stepped together, each with its own epsilon."""
+    """Vectorized environments stepped together, each with its own epsilon (per actor process
+    with --actor-procs)."""
     epsilon_base: float = 0.4
     """Ape-X ladder: actor i explores with epsilon_base ** (1 + epsilon_alpha * i / (N - 1))."""
     epsilon_alpha: float = 7.0
     """Ape-X ladder exponent spread."""
 
+    # --- actors in other processes (Ray) ---------------------------------------------------
+    actor_procs: int = 0
+    """Step the actors in this many Ray processes, each with --num-actors envs and a CPU copy
+    of the policy; learner and replay stay here (0: actors in this process)."""
+    ray_address: str | None = None
+    """Join the Ray cluster at this address (host:port) instead of starting a local one."""
+    ray_auth: bool = True
+    """Ray token authentication (RAY_AUTH_MODE=token); turn it off only on a trusted network."""
+    weight_sync_every: int = 10
+    """With --actor-procs: send the learner's weights to the actor processes every this many
+    updates (one ray.put per sync)."""
+    actor_chunk_steps: int = 50
+    """With --actor-procs: env steps per env an actor process takes per request; experience
+    comes back as the sequences those steps completed."""
+
     def check(self) -> None:
-        require(self, ("num_actors",), 1)
+        require(self, ("num_actors", "weight_sync_every", "actor_chunk_steps"), 1)
+        require(self, ("actor_procs",), 0)
+        if self.ray_address and not self.actor_procs:
+            raise ValueError(
+                f"--ray-address: expected with --actor-procs N (N >= 1), got --actor-procs "
+                f"{self.actor_procs}"
+            )
 
 
 @dataclass

@@ -45,8 +45,12 @@ class Learner:
         self.targets = {k: make_target(self.networks[k]) for k in self.rules}
         self.loss_fn = loss
         self.params = [p for n in self.networks.values() for p in n.parameters() if p.requires_grad]
+        # foreach: one kernel per step for all parameters (the same arithmetic as the
+        # per-tensor loop, which is the default on CPU)
         groups = param_groups if param_groups is not None else [{"params": self.params}]
-        self.optimizer = torch.optim.Adam(groups, lr=cfg.learning_rate, eps=cfg.adam_eps)
+        self.optimizer = torch.optim.Adam(
+            groups, lr=cfg.learning_rate, eps=cfg.adam_eps, foreach=True
+        )
         self.updates = 0
 
     @property

@@ -267,6 +267,9 @@ class RecurrentNetwork(nn.Module):
         self.encoder = ObservationEncoder(spec.obs_spec, spec.hidden)
         if spec.recurrent:
             self.core = nn.LSTM(self.encoder.out_dim + spec.num_actions + 1, spec.lstm)
+            # row a + 1 is the one-hot of previous action a; row 0 (a = -1: none) is zeros
+            eye = torch.eye(spec.num_actions + 1)[:, 1:]
+            self.register_buffer("_action_onehot", eye, persistent=False)
         else:
             self.core = nn.Sequential(nn.Linear(self.encoder.out_dim, spec.lstm), nn.ReLU())
         self.heads = nn.ModuleDict(
@@ -294,9 +297,14 @@ class RecurrentNetwork(nn.Module):
         if not self.recurrent:
             return self.core(features), state
         # -1 (no previous action, start of episode) maps to an all-zero one-hot.
-        a = nn.functional.one_hot(prev_action.long() + 1, self.num_actions + 1)[..., 1:]
-        x = torch.cat([features, a.float(), prev_reward.float().unsqueeze(-1)], dim=-1)
-        out, (h, c) = self.core(x, (state.h.unsqueeze(0), state.c.unsqueeze(0)))
+        a = self._action_onehot[prev_action.long() + 1]
+        x = torch.cat([features, a, prev_reward.float().unsqueeze(-1)], dim=-1)
+        # the kernel nn.LSTM.forward calls, without its per-call Python checks (one layer,
+        # unidirectional, time-major, no dropout: what self.core is)
+        out, h, c = torch.lstm(
+            x, (state.h.unsqueeze(0), state.c.unsqueeze(0)), self.core._flat_weights,
+            True, 1, 0.0, self.training, False, False,
+        )  # fmt: skip
         return out, LSTMState(h[0], c[0])
 
     def forward(

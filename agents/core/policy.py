@@ -62,6 +62,10 @@ class EpsilonGreedy:
         random = rng.integers(0, num_actions, n)
         return PolicyStep(np.where(explore, random, greedy).astype(np.int64), {})
 
+    def part(self, lo: int, hi: int) -> EpsilonGreedy:
+        """The selector of envs ``lo:hi`` (actors split over processes keep their epsilon)."""
+        return EpsilonGreedy(self.epsilons[lo:hi], self.head)
+
 
 class SoftmaxSample:
     """a ~ softmax(``head``); extras ``mu`` = pi(a|x), ``log_prob`` = log pi(a|x), and the
@@ -81,6 +85,16 @@ class SoftmaxSample:
         for name in self.values:
             extras[name] = out.heads[name][0].cpu().numpy().astype(np.float32)
         return PolicyStep(action.astype(np.int64), extras)
+
+    def part(self, lo: int, hi: int) -> SoftmaxSample:
+        return self
+
+
+def selector_part(selector: Selector, lo: int, hi: int) -> Selector | None:
+    """The part of ``selector`` for envs ``lo:hi`` of its ``n``, or None when the selector
+    cannot be split (no ``part`` method: build one for ``hi - lo`` envs instead)."""
+    part = getattr(selector, "part", None)
+    return None if part is None else part(lo, hi)
 
 
 class BatchPolicy:
@@ -170,4 +184,5 @@ __all__ = [
     "Selector",
     "SoftmaxSample",
     "epsilon_ladder",
+    "selector_part",
 ]

@@ -23,7 +23,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agents.core.actor import ActorPool, VectorActor
+from agents.core.actor import ActorPool, ActorSpec, make_vector_actor
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.checkpoint import (
     CheckpointError,
@@ -43,7 +43,7 @@ from agents.core.learner import Learner
 from agents.core.logger import RunLogger
 from agents.core.mixing import DataSource, ReplayMix
 from agents.core.networks import RecurrentNetwork
-from agents.core.policy import BatchPolicy
+from agents.core.policy import BatchPolicy, selector_part
 from agents.core.preprocess import make_preprocessor, spec_to_json
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.sequences import EndBehavior
@@ -139,27 +139,44 @@ class RunContext:
         return self.learner.networks[self.agent.acting_network].state_dict()
 
     def pool(self) -> ActorPool:
-        """The actor pool, started on first use (so offline phases touch no env)."""
+        """The actor pool, started on first use (so offline phases touch no env): a
+        VectorActor here, or Ray actor processes with ``--actor-procs``."""
         if self._pool is None:
-            cfg, n = self.cfg, self.cfg.num_actors
-            policy = BatchPolicy.copy_of(
-                self.learner.networks[self.agent.acting_network],
-                self.agent.acting_selector(n),
-                n,
-                self.device,
-                np.random.default_rng(cfg.seed + 2),
-            )
-            self._pool = VectorActor(
-                [self.agent.make_env for _ in range(n)],
-                policy,
-                self.preprocess,
-                cfg.sequence_length,
-                cfg.period,
-                EndBehavior(cfg.end_behavior),
-                seed=cfg.seed + 1000 * self.counters["episodes"],
-                keep_episodes=self.agent.keep_episodes(),
-            )
+            procs = getattr(self.cfg, "actor_procs", 0)
+            if procs:
+                from agents.core.ray_pool import RayActorPool
+
+                self._pool = RayActorPool(self.actor_specs(procs), self.cfg)
+            else:
+                self._pool = make_vector_actor(self.actor_specs(0)[0], self.device)
         return self._pool
+
+    def actor_specs(self, procs: int) -> list[ActorSpec]:
+        """One spec per actor process (``procs`` 0: the in-process actor), each with
+        ``num_actors`` envs and its part of the acting selector (the Ape-X ladder spans all)."""
+        cfg, n = self.cfg, self.cfg.num_actors
+        total = n * max(procs, 1)
+        selector = self.agent.acting_selector(total)
+        specs = []
+        for k in range(max(procs, 1)):
+            part = selector if procs == 0 else selector_part(selector, k * n, (k + 1) * n)
+            specs.append(
+                ActorSpec(
+                    self.agent.make_env,
+                    self.learner.networks[self.agent.acting_network],
+                    part if part is not None else self.agent.acting_selector(n),
+                    n,
+                    self.preprocess,
+                    cfg.sequence_length,
+                    cfg.period,
+                    EndBehavior(cfg.end_behavior),
+                    env_seed=cfg.seed + 1000 * self.counters["episodes"] + k * n,
+                    policy_seed=cfg.seed + 2 + 7919 * k,
+                    keep_episodes=self.agent.keep_episodes(),
+                    first_actor=k * n,
+                )
+            )
+        return specs
 
     def sync_weights(self) -> None:
         """Hand the pool the learner's acting weights (version: learner updates)."""
@@ -207,7 +224,8 @@ def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
 
 
 # fields that may change between a run and its resumption without comment
-_RESUME_FREE = {"resume", "total_env_steps", "progress", "tensorboard", "device", "run_dir"}
+_RESUME_FREE = {"resume", "total_env_steps", "progress", "tensorboard", "device", "run_dir",
+                "actor_procs", "ray_address", "ray_auth"}  # fmt: skip
 
 
 def config_changes(saved: dict, cfg: Any) -> list[str]:
@@ -420,6 +438,8 @@ class _Shell:
         row["updates"] = ctx.learner.updates
         row["ups"] = (ctx.learner.updates - updates0) / elapsed
         row.update(ctx.agent.metrics(ctx))
+        if ctx._pool is not None:
+            row.update(ctx._pool.metrics())
         ctx.logger.log(phase.log_kind, env_steps, tb_step=clock, **row)
         ctx.stats.clear()
         return row
