@@ -8,6 +8,7 @@ lists the algorithm's training flags and the window's.
 from __future__ import annotations
 
 import argparse
+import sys
 import threading
 from dataclasses import dataclass
 from functools import partial
@@ -97,6 +98,11 @@ def parse_coach(algo: str, argv: list[str]) -> tuple[Any, Any, CoachSettings]:
     return entry, cfg, settings
 
 
+GIL_SWITCH_SECONDS = 0.001
+"""The trainer thread hands the interpreter to the window's thread at least this often (the
+default 5 ms made the window drop from ~21 to ~12 steps/s of 30 on a busy two-core machine)."""
+
+
 class Coaching(NamedTuple):
     """A coaching session under way: the trainer thread and the window's session."""
 
@@ -154,6 +160,7 @@ def start_coach(entry: Any, cfg: Any, settings: CoachSettings) -> Coaching:
     from demostudio.play.coach import CoachRecorder, CoachWindow
 
     corrections = _prepare(entry, cfg, settings)
+    sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_SECONDS))
     link = CoachLink(entry.agent_cls.name)
     agent = coached(entry.agent_cls, cfg, link)
     thread = threading.Thread(
