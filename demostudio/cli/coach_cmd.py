@@ -224,11 +224,16 @@ def cmd_coach(args: argparse.Namespace) -> int:
     link = coaching.link
     print(
         f"{args.algo}: {result.env_steps} env steps, {result.updates} updates; "
-        f"{link.stretches} corrected stretches ({link.inserted} demo sequences), "
-        f"{len(played.saved)} episodes saved in {coaching.corrections}; run folder "
+        f"{_count(link.stretches, 'corrected stretch', 'es')} ({link.inserted} demo "
+        f"sequences), {_count(len(played.saved), 'episode')} saved in {coaching.corrections}; "
+        f"run folder "
         f"{result.run_dir}"
     )
     return 0
+
+
+def _count(n: int, noun: str, plural: str = "s") -> str:
+    return f"{n} {noun}{'' if n == 1 else plural}"
 
 
 def _help_with_coachable(parser: argparse.ArgumentParser) -> None:
