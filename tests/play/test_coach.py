@@ -178,3 +178,36 @@ def test_dqfd_with_demo_files_and_sqil_without(algo, extra, tmp_path, record_dem
     assert (result.run_dir / "checkpoints" / "final.pt").exists()
     if algo == "dqfd":
         assert (result.run_dir / "checkpoints" / "pretrained.pt").exists()
+
+
+def test_the_command_end_to_end(tmp_path, monkeypatch, capsys):
+    """``demostudio coach``: the window's own loop, driven by events posted as it ticks;
+    closing the window (QUIT) keeps the corrected episode and ends training."""
+    from demostudio.play.session import PlaySession
+
+    tick = PlaySession.tick
+    script = {3: [(pygame.K_t, True), (pygame.K_RIGHT, True)],
+              10: [(pygame.K_RIGHT, False), (pygame.K_t, True)]}  # fmt: skip
+    count = {"n": 0}
+
+    def scripted_tick(self):
+        count["n"] += 1
+        for key, down in script.get(count["n"], []):
+            post_key(key, down)
+            if key == pygame.K_t:
+                post_key(key, False)
+        if count["n"] == 14:
+            pygame.event.post(pygame.event.Event(pygame.QUIT))
+        return tick(self)
+
+    monkeypatch.setattr(PlaySession, "tick", scripted_tick)
+    run = tmp_path / "run"
+    assert main(["coach", "r2d3", *TINY, "--run-dir", str(run)]) == 0
+    out = capsys.readouterr().out
+    assert "closing the window ends training" in out
+    assert "1 corrected stretch (" in out and "1 episode saved" in out
+    (saved,) = sorted((run / "corrections").rglob("*.h5"))
+    data = load_episode(saved)
+    mask = person_mask(data.actors, data.actor_names)
+    assert mask.sum() == 7 and not mask[:2].any()
+    assert (run / "checkpoints" / "final.pt").exists()
