@@ -6,8 +6,8 @@ that there is no import cycle in ``agents/``)::
 
     config       config groups (RunConfig, InteractConfig, ActorConfig, NetworkConfig,
                  SequenceConfig, OptimConfig, ReplayConfig, DiscountConfig, QLearningConfig,
-                 DemoConfig, DemoReplayConfig, DemoMixConfig); an algorithm's config inherits the groups
-                 it needs, each field declared once, the CLI flat
+                 DemoConfig, DemoReplayConfig, DemoMixConfig); an algorithm's config
+                 inherits the groups it needs, each field declared once, the CLI flat
     preprocess   observations -> arrays, one function for live steps and demos
     sequences    SequenceWriter: episodes -> overlapping sequences with the stored LSTM state
                  and the policy's per-step extras; SequenceBatch, with_extras, take
