@@ -30,7 +30,9 @@ def _help_with_algorithms(parser: argparse.ArgumentParser) -> None:
     def format_help() -> str:
         from agents.registry import algorithm_summaries
 
-        rows = "".join(f"  {k:<6} {v}\n" for k, v in algorithm_summaries().items())
+        summaries = algorithm_summaries()
+        width = max(map(len, summaries), default=0)
+        rows = "".join(f"  {k:<{width}} {v}\n" for k, v in summaries.items())
         return f"{plain()}\nalgorithms:\n{rows}"
 
     parser.format_help = format_help  # type: ignore[method-assign]

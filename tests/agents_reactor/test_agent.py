@@ -27,27 +27,11 @@ from agents.reactor import BehaviourSample, Reactor, ReactorConfig, behaviour_pr
 from agents.reactor.learning import POLICY, reactor_learner_loss
 from demostudio.cli import main
 from demostudio.episode import make_env
+from tests.agents.test_training import TINY as TRAINING_TINY
 
 DEMOS = Path(__file__).resolve().parents[2] / "demos" / "CartPole-v1"
-TINY = dict(
-    env="CartPole-v1",
-    num_actors=2,
-    hidden=16,
-    lstm=16,
-    burn_in=2,
-    trace=6,
-    period=3,
-    batch_size=8,
-    min_replay=8,
-    env_steps_per_update=8.0,
-    eval_every=600,
-    eval_episodes=2,
-    checkpoint_every=500,
-    num_atoms=11,
-    progress=False,
-    tensorboard=False,
-    device="cpu",
-)
+TINY = {**TRAINING_TINY, "eval_every": 600, "num_atoms": 11, "device": "cpu"}
+"""The core tests' tiny CartPole config, with a small distributional critic."""
 
 
 def test_behaviour_sample_mixes_pi_with_uniform_and_returns_mu():
