@@ -158,6 +158,7 @@ class RayActorPool:
         self._started_ray = False
         with _startup_display(text, bool(getattr(cfg, "progress", False))):
             if not ray.is_initialized():
+                self._started_ray = True  # shut down on close, even when init is interrupted
                 kwargs: dict[str, Any] = dict(
                     include_dashboard=False, log_to_driver=False, logging_level="ERROR"
                 )
@@ -172,7 +173,6 @@ class RayActorPool:
                 else:
                     cpus = max(os.cpu_count() or 1, len(self.specs))
                     ray.init(address="local", num_cpus=cpus, **kwargs)
-                self._started_ray = True
             try:
                 self._remote = ray.remote(num_cpus=1, max_restarts=0)(ActorProcess)
                 self.actors = [self._spawn(k) for k in range(len(self.specs))]
