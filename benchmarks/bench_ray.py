@@ -112,7 +112,8 @@ def throughput(args) -> dict:
                 row["env_steps_per_s_vs_in_process"] = round(
                     row["env_steps_per_s"] / base["env_steps_per_s"], 2
                 )
-        out[workload] = {"config": {**WORKLOADS[workload]}, **rows}
+        config = {**WORKLOADS[workload], **({"total_env_steps": STEPS} if STEPS else {})}
+        out[workload] = {"config": config, **rows}
     out["load_after"] = _uptime()
     return out
 
