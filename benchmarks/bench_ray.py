@@ -45,7 +45,8 @@ WORKLOADS: dict[str, dict] = {
     ),
 }
 COMMON = dict(env="CartPole-v1", eval_every=0, progress=False, tensorboard=False, device="cpu")
-RAY_ONLY = ("actor_procs",)
+STEPS = 0
+"""--steps: env steps per throughput run instead of the workload's (0: the workload's)."""
 
 
 def one_run(workload: str, procs: int, seed: int, work: Path, **extra) -> dict:
@@ -53,6 +54,8 @@ def one_run(workload: str, procs: int, seed: int, work: Path, **extra) -> dict:
     from agents.r2d2 import R2D2Config, train_r2d2
 
     fields = {**COMMON, **WORKLOADS[workload], **extra, "seed": seed}
+    if STEPS:
+        fields["total_env_steps"] = STEPS
     if procs:
         fields["actor_procs"] = procs
     run = work / f"{workload}-p{procs}-s{seed}-{time.time_ns()}"
@@ -72,7 +75,8 @@ def one_run(workload: str, procs: int, seed: int, work: Path, **extra) -> dict:
 def baseline_run(src: str, workload: str, seed: int, work: Path) -> dict:
     """The same in-process run with the code in ``src`` (a subprocess)."""
     env = dict(os.environ, PYTHONPATH=src)
-    cmd = [sys.executable, __file__, "_one", workload, "--seed", str(seed), "--work", str(work)]
+    cmd = [sys.executable, __file__, "_one", workload, "--seed", str(seed), "--work", str(work),
+           "--steps", str(STEPS)]  # fmt: skip
     out = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True, cwd=src)
     return json.loads(out.stdout)
 
@@ -108,7 +112,8 @@ def throughput(args) -> dict:
                 row["env_steps_per_s_vs_in_process"] = round(
                     row["env_steps_per_s"] / base["env_steps_per_s"], 2
                 )
-        out[workload] = {"config": {**WORKLOADS[workload]}, **rows}
+        config = {**WORKLOADS[workload], **({"total_env_steps": STEPS} if STEPS else {})}
+        out[workload] = {"config": config, **rows}
     out["load_after"] = _uptime()
     return out
 
@@ -210,11 +215,14 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--baseline-src", default=None)
     p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--steps", type=int, default=0, help="throughput: env steps per run")
     p.add_argument("--rounds", type=int, default=3, help="speed: alternating rounds")
     p.add_argument("--budget", type=int, default=100_000)
     p.add_argument("--work", default="/tmp/demostudio-bench-ray")
     args = p.parse_args(argv)
     Path(args.work).mkdir(parents=True, exist_ok=True)
+    global STEPS
+    STEPS = args.steps if args.which in ("throughput", "_one") else 0
     import torch
 
     torch.set_num_threads(1)

@@ -25,6 +25,7 @@ that there is no import cycle in ``agents/``)::
                  (action, extras): EpsilonGreedy, SoftmaxSample
     controller   AgentController: reset / act / taken (take-over) for watch and recording
     actor        ActorPool protocol (step, update_weights, num_envs); VectorActor in process
+    ray_pool     RayActorPool: the actors in Ray processes (--actor-procs), same protocol
     demos        demo loading and checks; demo replay as a named demo source; demo_mix
     schedules    ReplayRatio | OnPolicy | Offline
     agent        Agent (the interface; its defaults are R2D2's), EnvInfo, Phase

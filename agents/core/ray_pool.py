@@ -157,23 +157,10 @@ class RayActorPool:
         text = f"starting Ray ({where}, {len(self.specs)} actor processes, auth {auth})"
         self._started_ray = False
         with _startup_display(text, bool(getattr(cfg, "progress", False))):
-            if not ray.is_initialized():
-                kwargs: dict[str, Any] = dict(
-                    include_dashboard=False, log_to_driver=False, logging_level="ERROR"
-                )
-                if cfg.ray_address:
-                    try:
-                        ray.init(address=cfg.ray_address, **kwargs)
-                    except (ConnectionError, RuntimeError, ValueError) as exc:
-                        raise ValueError(
-                            f"--ray-address: expected a running Ray cluster at "
-                            f"{cfg.ray_address}, got {type(exc).__name__}: {exc}"
-                        ) from None
-                else:
-                    cpus = max(os.cpu_count() or 1, len(self.specs))
-                    ray.init(address="local", num_cpus=cpus, **kwargs)
-                self._started_ray = True
             try:
+                if not ray.is_initialized():
+                    self._started_ray = True  # shut down on close, even if init is interrupted
+                    self._init_ray(cfg.ray_address)
                 self._remote = ray.remote(num_cpus=1, max_restarts=0)(ActorProcess)
                 self.actors = [self._spawn(k) for k in range(len(self.specs))]
                 self.pids = self._wait_started(list(range(len(self.specs))))
@@ -182,6 +169,22 @@ class RayActorPool:
                 raise
         for k in range(len(self.actors)):
             self._submit(k)
+
+    def _init_ray(self, address: str | None) -> None:
+        ray = self._ray
+        kwargs: dict[str, Any] = dict(
+            include_dashboard=False, log_to_driver=False, logging_level="ERROR"
+        )
+        if not address:
+            ray.init(address="local", num_cpus=max(os.cpu_count() or 1, len(self.specs)), **kwargs)
+            return
+        try:
+            ray.init(address=address, **kwargs)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise ValueError(
+                f"--ray-address: expected a running Ray cluster at {address}, "
+                f"got {type(exc).__name__}: {exc}"
+            ) from None
 
     # --- processes --------------------------------------------------------------------------
     def _spawn(self, k: int, restart: int = 0):

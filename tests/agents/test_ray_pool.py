@@ -107,6 +107,23 @@ def test_the_epsilon_ladder_spans_every_actor_process():
     assert selector_part(object(), 0, 1) is None  # unknown selectors are built per process
 
 
+def test_ray_settings_are_checked_and_token_auth_stays_on_unless_turned_off():
+    with pytest.raises(ValueError, match="--ray-address: expected with --actor-procs"):
+        ReplayAgentConfig(env="CartPole-v1", ray_address="10.0.0.1:6379").validate()
+    code = (
+        "import os; from agents.core.ray_pool import _auth_mode; "
+        "print(_auth_mode(True), _auth_mode(False), os.environ['RAY_AUTH_MODE'])"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
+    env["PYTHONPATH"] = os.pathsep.join(sys.path)
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.stdout.split() == ["token", "disabled", "disabled"], run.stderr
+    env["RAY_AUTH_MODE"] = "disabled"  # the user turned it off themselves: kept
+    code = "from agents.core.ray_pool import _auth_mode; print(_auth_mode(True))"
+    run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
+    assert run.stdout.split() == ["disabled"], run.stderr
+
+
 def _descendants(pid: int) -> set[int]:
     children: dict[int, list[int]] = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
