@@ -16,7 +16,7 @@ sqil       CartPole-v1, 2 demos     >= 200     ~22      2k: 186.7, 4k: 500.0
 =========  =======================  =========  =======  =============================
 
 (MountainCar's -200 means the flag was never reached in 200 steps; the runs are
-deterministic on one machine: the same seed gave the same evaluations three times.)
+deterministic on one machine: repeated runs of a seed gave the same evaluations.)
 
 Each takes well under a minute of one core: measured CPU seconds bc 2.7, dqfd 14.5, r2d2
 24.2, r2d3 19.4, sqil 18.1 (79 s for the tier).
