@@ -11,15 +11,15 @@ algorithm  task                     threshold  chance   seed 0 (env steps: eval 
 bc         CartPole-v1, 2 demos     >= 300     ~22      200 updates: 424.7
 dqfd       MountainCar-v0, 5 demos  >= -160    -200     4k: -151.3 (-200 up to 3k)
 r2d2       CartPole-v1              >= 200     ~22      2k: 108.7, 4k: 148.7, 6k: 259.0
-r2d3       CartPole-v1, 2 demos     >= 200     ~22      2k: 105.3, 4k: 170.7, 6k: 449.7
+r2d3       CartPole-v1, 2 demos     >= 200     ~22      2k: 122.3, 4k: 496.7
 sqil       CartPole-v1, 2 demos     >= 200     ~22      2k: 186.7, 4k: 500.0
 =========  =======================  =========  =======  =============================
 
 (MountainCar's -200 means the flag was never reached in 200 steps; the runs are
-deterministic on one machine: the same seed gave the same evaluations three times.)
+deterministic on one machine: repeated runs of a seed gave the same evaluations.)
 
 Each takes well under a minute of one core: measured CPU seconds bc 2.7, dqfd 14.5, r2d2
-24.2, r2d3 26.0, sqil 18.1 (85 s for the tier).
+24.2, r2d3 19.4, sqil 18.1 (79 s for the tier).
 The longer targets (MountainCar from one demo, DoorKey) are in tests/agents/
 test_learning_slow.py and benchmarks/bench_agents.py.
 """

@@ -37,6 +37,13 @@ class EpisodeMemoryConfig(ConfigGroup):
 class R2D3Config(EpisodeMemoryConfig, DemoMixConfig, DemoReplayConfig, DemoConfig, R2D2Config):
     """R2D3: R2D2 with a prioritized demo replay mixed into every batch."""
 
+    # R2D3's defaults: one learner update per 2 env steps and 10-step returns (the demos'
+    # reward reaches the start of an episode sooner). MountainCar-v0 with one demo, seed 0,
+    # 12k env steps: R2D2's 4 env steps per update and 5-step returns never reached the flag;
+    # these reached it at 8k (-137); see benchmarks/bench_agents.py and issue 16's report.
+    env_steps_per_update: float = 2.0
+    n_step: int = 10
+
     def check(self) -> None:
         top = max(self.demo_ratio, self.demo_ratio_final or 0.0) + self.episode_memory_ratio
         if top > 1.0:
