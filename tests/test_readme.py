@@ -8,7 +8,8 @@ What is adapted, and why:
   mode (`--headless --record DIR`).
 * Long commands get a small budget appended (a later flag overrides the README's): `train`
   `--total-env-steps 400 --eval-every 200 ...` (the resume 600), `evaluate` and `record`
-  one episode, `compare` one seed and a 300-step budget.
+  one episode, `compare` one seed and a 300-step budget; `train ppo|rnd-ppo` two envs and
+  a 256-step budget of short rollouts.
 * `make ...` lines (set-up, the test suite itself, lint) are not run here.
 Default run: every command but `compare` (five algorithms) and `compact` (re-deflates every
 shipped demo), which are marked slow; about two minutes on an idle two-core machine."""
@@ -43,6 +44,14 @@ SMALL_BUDGET = {
         "--final-eval-episodes", "1", "--jobs", "1",
     ],
 }  # fmt: skip
+# On-policy agents have no replay: their budget is rollouts (a later flag overrides).
+ON_POLICY = {"ppo", "rnd-ppo"}
+ON_POLICY_BUDGET = [
+    "--total-env-steps", "256", "--eval-every", "128", "--eval-episodes", "1",
+    "--checkpoint-every", "128", "--num-envs", "2", "--rollout-length", "32",
+    "--segment-length", "16", "--obs-norm-init-steps", "4", "--bc-pretrain-updates", "5",
+    "--max-episode-frames", "400", "--no-progress", "--no-tensorboard",
+]  # fmt: skip
 SLOW = {"compare", "compact"}
 
 
@@ -73,6 +82,8 @@ def adapted(words: list[str], file: str) -> list[str] | None:
     if command in WINDOW_COMMANDS or "--help" in args:
         return args if "--help" in args else None
     extra = SMALL_BUDGET.get(command, [])
+    if command == "train" and len(args) > 1 and args[1] in ON_POLICY:
+        extra = ON_POLICY_BUDGET
     if "--resume" in args:  # continue the 400-step run by 200 steps
         extra = [*extra, "--total-env-steps", "600"]
     return args + extra
