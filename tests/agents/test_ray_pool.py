@@ -81,8 +81,10 @@ def test_actor_process_killed_mid_run_is_replaced_and_training_continues(local_r
     assert after[-1][3][0] != agent.killed and agent.killed not in after[-1][3]
     assert all(pid != os.getpid() for pid in after[-1][3])  # actors in other processes
     # learning went on at the learner's replay ratio after the kill (0.5 update per step)
+    # at the first row with updates, u = int((s - start) / 2): start is s - 2u or one less
     first_learning = next(s - 2 * u for s, u, *_ in agent.seen if u > 0)
-    assert result.updates == int((result.env_steps - first_learning) / 2.0)
+    due = {int((result.env_steps - start) / 2.0) for start in (first_learning - 1, first_learning)}
+    assert result.updates in due
     assert after[-1][1] > after[0][1]
     rows = [r for r in read_metrics(tmp_path / "run") if r["kind"] == "train"]
     assert rows[-1]["actor_restarts"] == 1.0 and "policy_lag" in rows[-1]
