@@ -8,7 +8,7 @@ from __future__ import annotations
 import torch
 
 from agents.core.batch import LearnerView, LossOutput, TorchBatch
-from agents.core.networks import NetworkOutput
+from agents.core.networks import NetworkOutput, RecurrentNetwork
 
 
 def value_rescale(x: torch.Tensor, eps: float = 1e-3) -> torch.Tensor:
@@ -42,21 +42,22 @@ def n_step_targets(
     """
     t_len = reward.shape[0]
     pad = (0, 0, 0, n)  # pad time (dim 0) at the end
-    r = torch.nn.functional.pad(reward, pad)
-    term = torch.nn.functional.pad(terminal, pad)
-    m = torch.nn.functional.pad(mask.float(), pad)
+
+    def windows(x: torch.Tensor) -> torch.Tensor:  # [T, B] -> [T, B, n]: x[t + i] at [t, :, i]
+        return torch.nn.functional.pad(x, pad).unfold(0, n, 1)[:t_len]
+
     value = bootstrap if rescale_eps is None else inverse_value_rescale(bootstrap, rescale_eps)
     value = torch.nn.functional.pad(value, pad)
-    ret = torch.zeros_like(reward)
-    scale = torch.ones_like(reward)  # gamma^k times "not terminated so far"
-    steps = torch.zeros_like(reward, dtype=torch.long)
-    running = mask.float()  # still summing
-    for i in range(n):
-        m_i = m[i : i + t_len] * running
-        ret = ret + m_i * scale * r[i : i + t_len]
-        scale = torch.where(m_i > 0, scale * discount * (1.0 - term[i : i + t_len]), scale)
-        steps = steps + m_i.long()
-        running = m_i
+    # step t + i counts while every step t .. t + i is real (the sum stops at the first pad)
+    alive = torch.cumprod(windows(mask.to(reward.dtype)), dim=-1)
+    # gamma per counted step, and a termination cuts everything after it
+    keep = discount * (1.0 - windows(terminal.to(reward.dtype)))
+    keep = alive * keep + (1.0 - alive)  # steps not counted leave the product alone
+    through = torch.cumprod(keep, dim=-1)  # gamma^(i+1) * not-terminated, up to step t + i
+    before = torch.cat([torch.ones_like(through[..., :1]), through[..., :-1]], dim=-1)
+    ret = (alive * before * windows(reward)).sum(-1)
+    scale = through[..., -1]
+    steps = alive.sum(-1).long()
     idx = (torch.arange(t_len, device=reward.device).unsqueeze(1) + steps).clamp(max=t_len + n - 1)
     boot = value.gather(0, idx)
     target = ret + scale * boot
@@ -78,6 +79,8 @@ def unroll(
     if not grad:
         with torch.no_grad():
             return network(batch.obs, batch.prev_action, batch.prev_reward, batch.state)
+    if isinstance(network, RecurrentNetwork):  # one pass: encoder and heads over all T
+        return network(batch.obs, batch.prev_action, batch.prev_reward, batch.state, burn_in)
     state, burn = batch.state, None
     if burn_in > 0:
         with torch.no_grad():
@@ -130,7 +133,7 @@ def r2d2_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
         learn_mask=learn_mask,
         metrics={
             "loss": float(loss.detach()),
-            "q_mean": float(q_taken[learn_mask].mean().detach()),
+            "q_mean": float((q_taken.detach() * learn_mask).sum() / learn_mask.sum().clamp(min=1)),
         },
     )
 

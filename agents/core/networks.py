@@ -289,16 +289,33 @@ class RecurrentNetwork(nn.Module):
         prev_action: torch.Tensor,
         prev_reward: torch.Tensor,
         state: LSTMState,
+        burn_in: int = 0,
     ) -> tuple[torch.Tensor, LSTMState]:
-        """``[T, B, lstm]`` core outputs and the state after the last step."""
+        """``[T, B, lstm]`` core outputs and the state after the last step. The first
+        ``burn_in`` steps only refresh the recurrent state: no gradient flows through them
+        (their outputs are returned, detached)."""
         t, b = prev_action.shape
         flat = {k: v.reshape(t * b, *v.shape[2:]) for k, v in obs.items()}
         features = self.encoder(flat).reshape(t, b, -1)
         if not self.recurrent:
-            return self.core(features), state
+            out = self.core(features)
+            if burn_in > 0:
+                out = torch.cat([out[:burn_in].detach(), out[burn_in:]], dim=0)
+            return out, state
         # -1 (no previous action, start of episode) maps to an all-zero one-hot.
         a = self._action_onehot[prev_action.long() + 1]
         x = torch.cat([features, a, prev_reward.float().unsqueeze(-1)], dim=-1)
+        if t == 1:  # one step (acting): the cell kernel, a third of the multi-step call's cost
+            h1, c1 = torch.lstm_cell(x[0], (state.h, state.c), *self.core._flat_weights)
+            return h1.unsqueeze(0), LSTMState(h1, c1)
+        if 0 < burn_in < t:
+            with torch.no_grad():
+                burnt, state = self._lstm(x[:burn_in], state)
+            out, state = self._lstm(x[burn_in:], state)
+            return torch.cat([burnt, out], dim=0), state
+        return self._lstm(x, state)
+
+    def _lstm(self, x: torch.Tensor, state: LSTMState) -> tuple[torch.Tensor, LSTMState]:
         # the kernel nn.LSTM.forward calls, without its per-call Python checks (one layer,
         # unidirectional, time-major, no dropout: what self.core is)
         out, h, c = torch.lstm(
@@ -313,10 +330,12 @@ class RecurrentNetwork(nn.Module):
         prev_action: torch.Tensor,
         prev_reward: torch.Tensor,
         state: LSTMState,
+        burn_in: int = 0,
     ) -> NetworkOutput:
         """``obs[leaf]``: ``[T, B, ...]``; ``prev_action``: ``[T, B]`` long (-1 = none);
-        ``prev_reward``: ``[T, B]``; ``state``: each ``[B, H]``."""
-        out, state = self.torso(obs, prev_action, prev_reward, state)
+        ``prev_reward``: ``[T, B]``; ``state``: each ``[B, H]``; ``burn_in``: see
+        :meth:`torso` (the heads still give all ``T`` steps)."""
+        out, state = self.torso(obs, prev_action, prev_reward, state, burn_in)
         return NetworkOutput({k: head(out) for k, head in self.heads.items()}, state)
 
 

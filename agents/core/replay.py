@@ -52,12 +52,13 @@ class SumTree:
             raise ValueError(f"expected finite priorities >= 0, got {value}")
         nodes = index + self._leaves
         self._tree[nodes] = value
-        nodes = np.unique(nodes // 2)
+        nodes = np.unique(nodes // 2)  # sorted, so halving keeps it sorted: drop repeats only
         while nodes[0] >= 1:
             self._tree[nodes] = self._tree[2 * nodes] + self._tree[2 * nodes + 1]
             if nodes[0] == 1:
                 break
-            nodes = np.unique(nodes // 2)
+            nodes = nodes // 2
+            nodes = nodes[np.concatenate(([True], nodes[1:] != nodes[:-1]))]
 
     def find(self, mass: np.ndarray) -> np.ndarray:
         """Leaf index for each cumulative ``mass`` in ``[0, total)``."""

@@ -84,3 +84,33 @@ def test_n_step_with_rescaling_applies_h_and_h_inverse():
     out = n_step_targets(r, term, mask, value_rescale(raw_v), 0.99, 5, rescale_eps=1e-3)
     want = value_rescale(torch.tensor(1 + 0.99 + 0.99**2 * 50.0))
     assert out[0, 0].item() == pytest.approx(want.item(), rel=1e-5)
+
+
+@pytest.mark.parametrize("n", [1, 4, 10, 20])
+def test_n_step_targets_random_batch_by_hand(n):
+    # a whole batch at once: every column its own length, half of them terminated, n longer
+    # than the sequence in some cases; each real position against the straight loop
+    rng = np.random.default_rng(n)
+    T, B, gamma = 15, 8, 0.97
+    rewards = rng.normal(size=(T, B))
+    values = rng.normal(size=(T, B))
+    terminal = np.zeros((T, B))
+    mask = np.zeros((T, B), bool)
+    for b in range(B):  # the last position holds the final observation: never a real step
+        length = int(rng.integers(1, T))
+        mask[:length, b] = True
+        if b % 2:
+            terminal[length - 1, b] = 1.0
+    out = n_step_targets(
+        torch.tensor(rewards),
+        torch.tensor(terminal),
+        torch.tensor(mask),
+        torch.tensor(values),
+        gamma,
+        n,
+        rescale_eps=None,
+    ).numpy()
+    for b in range(B):
+        for t in np.flatnonzero(mask[:, b]):
+            want = hand_target(rewards[:, b], terminal[:, b], mask[:, b], values[:, b], gamma, n, t)
+            assert out[t, b] == pytest.approx(want), (b, t)
