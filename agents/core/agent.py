@@ -123,8 +123,9 @@ class Agent:
     def network_specs(self, env: EnvInfo) -> dict[str, NetworkSpec]:
         cfg = self.cfg
         spec = NetworkSpec(
-            env.preprocess.spec, env.num_actions, cfg.hidden, cfg.lstm, cfg.recurrent, self.heads()
-        )
+            env.preprocess.spec, env.num_actions, cfg.hidden, cfg.lstm, cfg.recurrent,
+            self.heads(), cfg.grid_encoder,
+        )  # fmt: skip
         return {"main": spec}
 
     def build_networks(self, env: EnvInfo) -> dict[str, torch.nn.Module]:

@@ -192,6 +192,9 @@ class NetworkConfig(NetworkWidths):
 
     recurrent: bool = True
     """LSTM core fed the previous action and reward; off: a feed-forward network."""
+    grid_encoder: Literal["conv", "mlp"] = "conv"
+    """MiniGrid views: conv (one-hot, two small convolutions) or mlp (the flattened one-hot
+    through two layers: a fifth of the cost of an update on CPU)."""
 
 
 @dataclass

@@ -76,3 +76,29 @@ def test_atari_preprocessing_is_the_same_for_live_and_demo():
     np.testing.assert_array_equal(demo, live)
     flat = np.full((1, 210, 160, 3), 200, np.uint8)
     assert np.all(pre(flat)["obs"] == 200)  # gray of a gray image is itself
+
+
+def test_grid_mlp_encoder_is_a_linear_map_of_the_one_hot():
+    from agents.core.networks import GRID_VALUES, GridMLPEncoder, NetworkSpec, RecurrentNetwork
+
+    leaf = Leaf("grid", (7, 7, 3))
+    enc = GridMLPEncoder(leaf, 8)
+    x = torch.from_numpy(np.random.default_rng(0).integers(0, 12, (5, 7, 7, 3), dtype=np.uint8))
+    # by hand: one-hot each (cell, channel) with the channel's size (values clipped), flatten
+    hand = torch.zeros(5, 7 * 7 * sum(GRID_VALUES))
+    for n in range(5):
+        col = 0
+        for cell in x[n].reshape(-1, 3):
+            for ch, size in enumerate(GRID_VALUES):
+                hand[n, col + min(int(cell[ch]), size - 1)] = 1.0
+                col += size
+    torch.testing.assert_close(enc(x), enc.net(hand))
+    # the spec names the encoder; a spec written before the choice existed reads as conv
+    spec = NetworkSpec({"image": leaf}, 3, 8, 8, True, grid_encoder="mlp")
+    again = NetworkSpec.from_json(spec.to_json())
+    assert again.grid_encoder == "mlp"
+    assert isinstance(RecurrentNetwork(again).encoder.encoders["image"], GridMLPEncoder)
+    old = {k: v for k, v in spec.to_json().items() if k != "grid_encoder"}
+    assert NetworkSpec.from_json(old).grid_encoder == "conv"
+    with pytest.raises(ValueError, match="grid_encoder"):
+        NetworkSpec.from_json({**old, "grid_encoder": "transformer"})
