@@ -330,25 +330,29 @@ class RecurrentNetwork(nn.Module):
         """``[T, B, lstm]`` core outputs and the state after the last step. The first
         ``burn_in`` steps only refresh the recurrent state: no gradient flows through them
         (their outputs are returned, detached)."""
-        t, b = prev_action.shape
+        t = prev_action.shape[0]
+        if 0 < burn_in < t:  # the burn-in without a graph: no backward pass over its steps
+            with torch.no_grad():
+                burnt, state = self.torso(
+                    {k: v[:burn_in] for k, v in obs.items()},
+                    prev_action[:burn_in], prev_reward[:burn_in], state,
+                )  # fmt: skip
+            out, state = self.torso(
+                {k: v[burn_in:] for k, v in obs.items()},
+                prev_action[burn_in:], prev_reward[burn_in:], state,
+            )  # fmt: skip
+            return torch.cat([burnt, out], dim=0), state
+        b = prev_action.shape[1]
         flat = {k: v.reshape(t * b, *v.shape[2:]) for k, v in obs.items()}
         features = self.encoder(flat).reshape(t, b, -1)
         if not self.recurrent:
-            out = self.core(features)
-            if burn_in > 0:
-                out = torch.cat([out[:burn_in].detach(), out[burn_in:]], dim=0)
-            return out, state
+            return self.core(features), state
         # -1 (no previous action, start of episode) maps to an all-zero one-hot.
         a = self._action_onehot[prev_action.long() + 1]
         x = torch.cat([features, a, prev_reward.float().unsqueeze(-1)], dim=-1)
         if t == 1:  # one step (acting): the cell kernel, a third of the multi-step call's cost
             h1, c1 = torch.lstm_cell(x[0], (state.h, state.c), *self.core._flat_weights)
             return h1.unsqueeze(0), LSTMState(h1, c1)
-        if 0 < burn_in < t:
-            with torch.no_grad():
-                burnt, state = self._lstm(x[:burn_in], state)
-            out, state = self._lstm(x[burn_in:], state)
-            return torch.cat([burnt, out], dim=0), state
         return self._lstm(x, state)
 
     def _lstm(self, x: torch.Tensor, state: LSTMState) -> tuple[torch.Tensor, LSTMState]:

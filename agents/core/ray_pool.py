@@ -97,6 +97,16 @@ def _auth_mode(auth: bool) -> str:
     return mode
 
 
+def _code_runtime_env() -> dict[str, Any]:
+    """Ray's runtime environment for a cluster joined with ``--ray-address``: this checkout's
+    ``agents`` and ``demostudio`` packages, uploaded once and importable on every node (the
+    nodes need the same third-party packages installed: torch, gymnasium, ...)."""
+    import agents
+    import demostudio
+
+    return {"py_modules": [os.path.dirname(m.__file__) for m in (agents, demostudio)]}
+
+
 def _writer(enabled: bool) -> Callable[[str], None]:
     if not enabled:
         return lambda text: None
@@ -183,7 +193,7 @@ class RayActorPool:
             ray.init(address="local", num_cpus=max(os.cpu_count() or 1, len(self.specs)), **kwargs)
             return
         try:
-            ray.init(address=address, **kwargs)
+            ray.init(address=address, runtime_env=_code_runtime_env(), **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ValueError(
                 f"--ray-address: expected a running Ray cluster at {address}, "

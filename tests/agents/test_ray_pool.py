@@ -6,9 +6,11 @@ final checkpoint."""
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -168,3 +170,51 @@ def test_ctrl_c_shuts_ray_down_and_writes_the_final_checkpoint(tmp_path):
     assert (run / "checkpoints" / "final.pt").exists()
     time.sleep(1.0)
     assert not [p for p in ray_procs if _alive(p)], "Ray's processes outlived the run"
+
+
+def test_a_joined_cluster_gets_this_checkout_as_py_modules():
+    from agents.core.ray_pool import _code_runtime_env
+
+    modules = _code_runtime_env()["py_modules"]
+    assert sorted(Path(m).name for m in modules) == ["agents", "demostudio"]
+    assert all((Path(m) / "__init__.py").exists() for m in modules)
+
+
+@pytest.mark.slow
+def test_training_joins_a_running_cluster_with_ray_address(tmp_path):
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), RAY_AUTH_MODE="disabled")
+    ray_cli = str(Path(sys.executable).with_name("ray"))
+    # a session folder of its own, short: Ray's socket paths must fit in 107 characters
+    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
+    start = [ray_cli, "start", "--head", f"--port={port}", "--num-cpus=2", "--block",
+             "--include-dashboard=false", f"--temp-dir={temp}"]  # fmt: skip
+    # --block: the head's processes live in this process group (``ray stop`` would stop
+    # every Ray on the machine)
+    head = subprocess.Popen(start, env=env, start_new_session=True,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 120
+    while True:
+        with socket.socket() as s:
+            if s.connect_ex(("127.0.0.1", port)) == 0:
+                break
+        assert head.poll() is None and time.monotonic() < deadline, "no Ray head within 120 s"
+        time.sleep(0.5)
+    try:
+        run = tmp_path / "run"
+        cmd = [sys.executable, "-c", "from demostudio.cli import main; raise SystemExit(main())",
+               "train", "r2d2", "--env", "CartPole-v1", "--actor-procs", "1", "--num-actors",
+               "1", "--ray-address", f"127.0.0.1:{port}", "--no-ray-auth", "--hidden", "16",
+               "--lstm", "16", "--total-env-steps", "600", "--eval-every", "0", "--no-progress",
+               "--no-tensorboard", "--run-dir", str(run)]  # fmt: skip
+        out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
+        assert out.returncode == 0, out.stderr
+        assert (run / "checkpoints" / "final.pt").exists()
+    finally:
+        os.killpg(head.pid, signal.SIGTERM)
+        head.wait(timeout=60)
+        shutil.rmtree(temp, ignore_errors=True)
