@@ -2,7 +2,9 @@
 shipped demos, and a Montezuma's Revenge smoke run; prints one JSON object.
 
   python benchmarks/bench_rnd_ppo.py sparse [--budget 100000] [--seeds 3] [--jobs 2]
-      MountainCar-v0 and MiniGrid-DoorKey-8x8-v0: ppo, rnd-ppo, ppo+demos, rnd-ppo+demos
+                                            [--envs ...] [--variants ...] [--set KEY=VALUE ...]
+      MountainCar-v0 and MiniGrid-DoorKey-8x8-v0 (and -5x5, by --envs): ppo, rnd-ppo,
+      ppo+demos, rnd-ppo+demos; --set overrides a config field of every run (JSON values)
       (demos: demos/<env>/, BC pre-training first). Per variant, the median over seeds of
       the env step of the first successful TRAINING episode (MountainCar: the car reached
       the flag before the 200-step limit; MiniGrid: the door opened and the goal reached,
@@ -34,6 +36,11 @@ TASKS: dict[str, dict[str, Any]] = {
         gamma_ext=0.99, lr_policy=1e-3, lr_value=1e-3, lr_predictor=1e-3, ent_coef=0.01,
         clip_range=0.2, max_grad_norm=0.5,
     ),
+    "MiniGrid-DoorKey-5x5-v0": dict(
+        rnn_layers=1, hidden=64, lstm=64, num_envs=8, rollout_length=128, segment_length=32,
+        gamma_ext=0.99, lr_policy=1e-3, lr_value=1e-3, lr_predictor=1e-3, ent_coef=0.01,
+        clip_range=0.2, max_grad_norm=0.5,
+    ),
     "MiniGrid-DoorKey-8x8-v0": dict(
         rnn_layers=1, hidden=64, lstm=64, num_envs=8, rollout_length=128, segment_length=32,
         gamma_ext=0.99, lr_policy=1e-3, lr_value=1e-3, lr_predictor=1e-3, ent_coef=0.01,
@@ -56,13 +63,13 @@ def eval_success(env: str, row: dict) -> float:
     return float(row["eval_success"])
 
 
-def run_one(job: tuple[str, str, int, int, Path]) -> dict[str, Any]:
+def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
     import torch
 
     from agents.core.run import train
     from agents.rnd_ppo import PPO, RNDPPO, PPOConfig, RNDPPOConfig
 
-    env, variant, seed, budget, work = job
+    env, variant, seed, budget, work, overrides = job
     algo, with_demos = VARIANTS[variant]
     torch.set_num_threads(1)
     base = RNDPPO if algo == "rnd-ppo" else PPO
@@ -75,12 +82,13 @@ def run_one(job: tuple[str, str, int, int, Path]) -> dict[str, Any]:
                 first["step"] = ctx.counters["env_steps"]
 
     cls = RNDPPOConfig if algo == "rnd-ppo" else PPOConfig
-    run_dir = work / f"{env.replace('/', '-')}-{variant}-s{seed}"
+    tag = "".join(c if c.isalnum() or c in "._=-" else "_" for c in overrides.replace(" ", ""))
+    run_dir = work / f"{env.replace('/', '-')}-{variant}-s{seed}{'-' + tag if tag else ''}"
     cfg = cls(env=env, seed=seed, run_dir=run_dir, total_env_steps=budget, resume=False,
               eval_every=max(budget // 10, 1), eval_episodes=5, progress=False,
               tensorboard=False, checkpoint_every=budget, keep_checkpoints=1,
               demos=(DEMOS / env,) if with_demos else (), bc_pretrain_updates=300,
-              **TASKS[env])  # fmt: skip
+              **{**TASKS[env], **json.loads(overrides or "{}")})  # fmt: skip
     t0 = time.perf_counter()
     result = train(Watched(cfg))
     rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
@@ -88,7 +96,7 @@ def run_one(job: tuple[str, str, int, int, Path]) -> dict[str, Any]:
     ok = [r["env_steps"] for r in evals if eval_success(env, r) > 0]
     intr = [r["intrinsic_reward"] for r in rows if "intrinsic_reward" in r]
     return {
-        "env": env, "variant": variant, "seed": seed, "budget": budget,
+        "env": env, "variant": variant, "seed": seed, "budget": budget, "set": overrides,
         "env_steps": result.env_steps, "wall_s": round(time.perf_counter() - t0, 1),
         "first_success_train_step": first.get("step"),
         "first_success_eval_step": ok[0] if ok else None,
@@ -113,18 +121,20 @@ def sparse(args: argparse.Namespace) -> dict[str, Any]:
     if out.exists():
         for line in out.read_text().splitlines():
             r = json.loads(line)
-            done[(r["env"], r["variant"], r["seed"], r["budget"])] = r
-    jobs = [(env, v, s, args.budget, work) for env in args.envs for v in args.variants
-            for s in range(args.seeds) if (env, v, s, args.budget) not in done]  # fmt: skip
+            done[(r["env"], r["variant"], r["seed"], r["budget"], r.get("set", ""))] = r
+    sets = overrides(args.set)
+    jobs = [(env, v, s, args.budget, work, sets) for env in args.envs for v in args.variants
+            for s in range(args.seeds) if (env, v, s, args.budget, sets) not in done]  # fmt: skip
     with mp.get_context("spawn").Pool(args.jobs) as pool:
         for r in pool.imap_unordered(run_one, jobs):
-            done[(r["env"], r["variant"], r["seed"], r["budget"])] = r
+            done[(r["env"], r["variant"], r["seed"], r["budget"], r["set"])] = r
             with out.open("a") as f:
                 f.write(json.dumps(r) + "\n")
     table: dict[str, Any] = {}
     for env in args.envs:
         for v in args.variants:
-            runs = [done[k] for k in done if k[0] == env and k[1] == v and k[3] == args.budget]
+            same = (env, v, args.budget, sets)
+            runs = [r for k, r in done.items() if (k[0], k[1], k[3], k[4]) == same]
             if not runs:
                 continue
             table[f"{env} {v}"] = {
@@ -137,7 +147,21 @@ def sparse(args: argparse.Namespace) -> dict[str, Any]:
                 "median_final_return": float(np.median([r["final_return"] for r in runs])),
                 "runs": runs,
             }  # fmt: skip
-    return {"benchmark": "rnd_ppo_sparse", "budget": args.budget, "results": table}
+    return {"benchmark": "rnd_ppo_sparse", "budget": args.budget, "set": sets, "results": table}
+
+
+def overrides(pairs: list[str]) -> str:
+    """``["int_coef=4", "rnn_layers=0"]`` -> a canonical JSON object of config fields."""
+    out: dict[str, Any] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep:
+            raise SystemExit(f"--set: expected KEY=VALUE, got {pair!r}")
+        try:
+            out[key] = json.loads(value)
+        except json.JSONDecodeError:
+            out[key] = value
+    return json.dumps(out, sort_keys=True) if out else ""
 
 
 def montezuma(args: argparse.Namespace) -> dict[str, Any]:
@@ -188,6 +212,13 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2, help="runs in parallel")
     ap.add_argument("--envs", nargs="+", default=list(TASKS), choices=list(TASKS))
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    ap.add_argument(
+        "--set",
+        nargs="*",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override a config field of every run (value as JSON)",
+    )
     ap.add_argument("--work", default="/tmp/demostudio-bench-rnd-ppo")
     args = ap.parse_args()
     result = sparse(args) if args.what == "sparse" else montezuma(args)

@@ -136,18 +136,9 @@ class InteractConfig(ConfigGroup):
 
 
 @dataclass
-class ActorConfig(ConfigGroup):
-    """Vectorized actors with an Ape-X epsilon ladder, in this process or in Ray processes."""
+class ActorProcsConfig(ConfigGroup):
+    """Actors in other processes (Ray): the pool's settings, for any algorithm's actors."""
 
-    num_actors: int = 4
-    """Vectorized environments stepped together, each with its own epsilon (per actor process
-    with --actor-procs)."""
-    epsilon_base: float = 0.4
-    """Ape-X ladder: actor i explores with epsilon_base ** (1 + epsilon_alpha * i / (N - 1))."""
-    epsilon_alpha: float = 7.0
-    """Ape-X ladder exponent spread."""
-
-    # --- actors in other processes (Ray) ---------------------------------------------------
     actor_procs: int = 0
     """Step the actors in this many Ray processes, each with --num-actors envs and a CPU copy
     of the policy; learner and replay stay here (0: actors in this process)."""
@@ -163,13 +154,29 @@ class ActorConfig(ConfigGroup):
     comes back as the sequences those steps completed."""
 
     def check(self) -> None:
-        require(self, ("num_actors", "weight_sync_every", "actor_chunk_steps"), 1)
+        require(self, ("weight_sync_every", "actor_chunk_steps"), 1)
         require(self, ("actor_procs",), 0)
         if self.ray_address and not self.actor_procs:
             raise ValueError(
                 f"--ray-address: expected with --actor-procs N (N >= 1), got --actor-procs "
                 f"{self.actor_procs}"
             )
+
+
+@dataclass
+class ActorConfig(ActorProcsConfig):
+    """Vectorized actors with an Ape-X epsilon ladder, in this process or in Ray processes."""
+
+    num_actors: int = 4
+    """Vectorized environments stepped together, each with its own epsilon (per actor process
+    with --actor-procs)."""
+    epsilon_base: float = 0.4
+    """Ape-X ladder: actor i explores with epsilon_base ** (1 + epsilon_alpha * i / (N - 1))."""
+    epsilon_alpha: float = 7.0
+    """Ape-X ladder exponent spread."""
+
+    def check(self) -> None:
+        require(self, ("num_actors",), 1)
 
 
 @dataclass
@@ -403,6 +410,7 @@ def config_from_dict(cls: type[C], values: dict[str, Any]) -> C:
 
 __all__ = [
     "ActorConfig",
+    "ActorProcsConfig",
     "ConfigGroup",
     "CoreConfig",
     "DemoConfig",

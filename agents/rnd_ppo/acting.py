@@ -23,10 +23,16 @@ LOGITS = "logits"
 class BehaviourSample:
     """a ~ (1 - epsilon) * pi(.|s) + epsilon * uniform, over ``n`` envs."""
 
-    def __init__(self, n: int, epsilon: float, values: tuple[str, ...]):
-        self.env_index = np.arange(n, dtype=np.float32)
+    def __init__(self, n: int, epsilon: float, values: tuple[str, ...], first: int = 0):
+        self.env_index = np.arange(first, first + n, dtype=np.float32)
         self.epsilon = float(epsilon)
         self.values = values
+
+    def part(self, lo: int, hi: int) -> BehaviourSample:
+        """The selector of envs ``lo:hi`` (an actor process's), keeping their pool-wide
+        indices so the rollout follows each env's stream."""
+        first = int(self.env_index[0]) + lo
+        return BehaviourSample(hi - lo, self.epsilon, self.values, first)
 
     def __call__(self, out: NetworkOutput, rng: np.random.Generator) -> PolicyStep:
         logits = out.heads[LOGITS][0].double()

@@ -108,7 +108,7 @@ class RNDPPO(Agent):
             self.leaf = rnd_leaf(cfg, env)
             leaf = env.preprocess.spec[self.leaf]
             shape = tuple(rnd_input(torch.zeros(1, *leaf.shape), cfg.rnd_frame_stack).shape[1:])
-            self.irw = IntrinsicReward(shape, cfg.num_envs, cfg.gamma_int, cfg.obs_norm_clip,
+            self.irw = IntrinsicReward(shape, cfg.total_envs, cfg.gamma_int, cfg.obs_norm_clip,
                                        cfg.rnd_embed_dim, cfg.rnd_hidden)  # fmt: skip
             nets["rnd_target"] = self.irw.rnd.target
             nets["rnd_predictor"] = self.irw.rnd.predictor
@@ -159,7 +159,7 @@ class RNDPPO(Agent):
 
     def phases(self) -> list[Phase]:
         cfg = self.cfg
-        rollout = cfg.rollout_length * cfg.num_envs
+        rollout = cfg.rollout_length * cfg.total_envs
         train = Phase(
             "train",
             OnPolicy(

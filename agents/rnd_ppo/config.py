@@ -54,8 +54,9 @@ Every option of the source document's table (003) and the DemoStudio flag it bec
     --gradient_clip                     --max-grad-norm (core field, default overridden
                                         here; 0 = no clipping)
     --rng_seed                          --seed (core)
-    --num_threads                       --num-envs (envs stepped together) with the core's
-                                        actor pool (in-process or Ray) and --torch-threads
+    --num_threads                       --num-envs (envs stepped together, per actor process
+                                        with --actor-procs: the core's Ray pool) and
+                                        --torch-threads
     --target_cumulative_rewards_extrinsic  --target-rollout-return
     --dnc                               out of scope: no Differentiable Neural Computer
 """
@@ -66,6 +67,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from agents.core.config import (
+    ActorProcsConfig,
     ConfigGroup,
     DemoConfig,
     InteractConfig,
@@ -90,7 +92,8 @@ class PPOSettings(ConfigGroup):
 
     # --- rollouts and epochs ---------------------------------------------------------------
     num_envs: int = 32
-    """Environments stepped together; a rollout is [rollout_length, num_envs] steps."""
+    """Environments stepped together (per actor process with --actor-procs); a rollout is
+    --rollout-length steps of every env."""
     rollout_length: int = 128
     """Steps per environment in each rollout (the paper's "rollout length")."""
     segment_length: int = 64
@@ -286,6 +289,7 @@ class RNDPPOConfig(
     PPOSettings,
     DemoConfig,
     NetworkWidths,
+    ActorProcsConfig,
     InteractConfig,
     RunConfig,
 ):
@@ -306,7 +310,13 @@ class RNDPPOConfig(
     # --- what the core's actors, sequences and learner read ------------------------------
     @property
     def num_actors(self) -> int:
+        """Envs per actor pool part (this process, or each --actor-procs process)."""
         return self.num_envs
+
+    @property
+    def total_envs(self) -> int:
+        """Envs of the whole pool: --num-envs in each of max(1, --actor-procs) processes."""
+        return self.num_envs * max(1, self.actor_procs)
 
     @property
     def sequence_length(self) -> int:
@@ -337,7 +347,7 @@ class RNDPPOConfig(
     @property
     def minibatch_size(self) -> int:
         """Segments per minibatch: a rollout's segments split --num-minibatches ways."""
-        return max(1, self.num_envs * (self.rollout_length // self.segment_length)
+        return max(1, self.total_envs * (self.rollout_length // self.segment_length)
                    // self.num_minibatches)  # fmt: skip
 
 

@@ -190,7 +190,16 @@ class IntrinsicRewardScaler:
         return {"returns": torch.from_numpy(self.filter.returns.copy()), **self.rms.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.filter.returns = _array_from_state(state, "returns", self.filter.returns.shape)
+        """A run resumed with another number of envs (--actor-procs may change) keeps the
+        returns of the envs both have; new envs start from 0."""
+        n = self.filter.returns.shape[0]
+        value = state.get("returns")
+        saved = (
+            len(value) if isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim == 1 else n
+        )
+        returns = np.zeros(n, np.float64)
+        returns[: min(n, saved)] = _array_from_state(state, "returns", (saved,))[:n]
+        self.filter.returns = returns
         self.rms.load_state_dict(state)
 
 

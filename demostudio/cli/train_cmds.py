@@ -220,6 +220,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
             player=cfg.player,
             takeover=True,
             keymap=cfg.keymap,
+            make=agent.make_env,  # the agent's wrappers (Atari frame stacks), as headless
         )
     except KeyMapError as exc:
         raise CommandError(str(exc)) from None

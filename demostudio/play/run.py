@@ -110,6 +110,7 @@ def build_controller_session(
     keymap: str | os.PathLike | None = None,
     recorder: Callable[..., RecordEpisodes] = RecordEpisodes,
     window: Callable[..., PlayWindow] = PlayWindow,
+    make: Callable[..., gym.Env] | None = None,
 ) -> PlaySession:
     """The session that shows ``controller`` (e.g. a trained agent) playing ``env_id`` in the
     play window (not started: :meth:`PlaySession.run` plays it).
@@ -135,12 +136,18 @@ def build_controller_session(
         recorder: the recording wrapper's class (or a factory taking its arguments), e.g.
             the coach's recorder that keeps only the person's corrections.
         window: the window's class (or factory), e.g. the coach's with a training panel.
+        make: builds the env (called with ``render_mode="rgb_array"``) instead of
+            ``gymnasium.make(env_id, **env_kwargs)``, e.g. a trained agent's own builder
+            (Atari frame stacks) so the policy sees what it was trained on.
 
     The window's controls
     work as in ``demostudio play`` (P pause, ``.`` frame step, ``[``/``]`` speed, Backspace
     restart, End end-and-save, Esc quit, F12 screenshot, +/- zoom); the HUD shows the
     agent's action, or the keys and who drives during a take-over."""
-    env = make_env(env_id, env_kwargs or {}, render_mode="rgb_array")
+    if make is not None:
+        env = make(render_mode="rgb_array")
+    else:
+        env = make_env(env_id, env_kwargs or {}, render_mode="rgb_array")
     try:
         rate = realtime_fps(env) if fps is None else float(fps)
         if rate <= 0:
