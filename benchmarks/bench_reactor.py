@@ -101,16 +101,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
     p.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
     p.add_argument("--work", default="/tmp/demostudio-bench-reactor")
+    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=JSON",
+                   help="config overrides for every run, e.g. entropy_weight=0.01")  # fmt: skip
     args = p.parse_args(argv)
+    overrides = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    out: dict = {"benchmark": f"reactor-{args.which}"}
+    out: dict = {"benchmark": f"reactor-{args.which}", "overrides": overrides}
     if args.which in ("cartpole", "ablation"):
         budget = args.budget or 50_000
         variants = ["full"] if args.which == "cartpole" else args.variants
         for name in variants:
             runs = [
-                learning_run(s, work, 475.0, total_env_steps=budget, **CARTPOLE, **VARIANTS[name])
+                learning_run(
+                    s,
+                    work,
+                    475.0,
+                    total_env_steps=budget,
+                    **{**CARTPOLE, **VARIANTS[name], **overrides},
+                )
                 for s in args.seeds
             ]
             out[name] = summarize(runs, budget, 475.0)
@@ -119,7 +128,9 @@ def main(argv: list[str] | None = None) -> int:
         demo = dict(demos=tuple(SHIPPED_MC_DEMO))
         for name, extra in (("one_demo", demo), ("no_demos", {})):
             runs = [
-                learning_run(s, work, -120.0, total_env_steps=budget, **MOUNTAINCAR, **extra)
+                learning_run(
+                    s, work, -120.0, total_env_steps=budget, **{**MOUNTAINCAR, **extra, **overrides}
+                )
                 for s in args.seeds
             ]
             out[name] = summarize(runs, budget, -120.0)

@@ -96,6 +96,9 @@ class ReactorLossConfig(ConfigGroup):
     """c of ACER's truncated ratio min(c, pi/mu) and its bias correction [pi - c mu]_+."""
     entropy_weight: float = 1e-4
     """Weight of the entropy bonus in the policy loss."""
+    policy_trains_torso: bool = True
+    """Let the policy gradient into the shared encoder and LSTM; off (the Reactor paper's
+    choice): the policy head learns on the torso's features, which only the critic trains."""
     trust_region: bool = False
     """ACER's efficient trust region against the Polyak-averaged policy."""
     trust_region_delta: float = 1.0
