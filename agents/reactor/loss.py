@@ -148,7 +148,7 @@ def reactor_loss(
     else:
         policy_loss = -(w * objective).sum()
     critic_loss = (w * critic_step).sum()
-    loss = policy_loss + cfg.critic_weight * critic_loss
+    loss = policy_loss + cfg.critic_loss_weight * critic_loss
     n = steps.sum().clamp(min=1.0)
     if dist:
         metrics["target_negative_mass"] = float(
