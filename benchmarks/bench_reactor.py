@@ -10,9 +10,13 @@
   python benchmarks/bench_reactor.py mountaincar [--seeds ...] [--budget 50000]
       MountainCar-v0 with the one shipped demo (the first file of demos/MountainCar-v0)
       vs without: env steps to an evaluation mean >= -120.
+  python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
+      The outputs of runs made side by side (say one seed each), merged into one JSON with
+      the medians over all their seeds.
 
 Runs go to --work (default /tmp/demostudio-bench-reactor). Run with ``nice`` on a shared
-machine; every run is single-threaded (--torch-threads 1).
+machine; every run is single-threaded (--torch-threads 1), and reports the process's CPU
+seconds beside the wall time (on a shared machine the wall time is mostly waiting).
 """
 
 from __future__ import annotations
@@ -47,9 +51,13 @@ def learning_run(seed: int, work: Path, target: float, **overrides) -> dict:
     class Timed(Reactor):
         def start(self, ctx):
             self.t0 = time.perf_counter()
+            self.c0 = time.process_time()
 
         def eval_metrics(self, ctx):
-            return {"wall_s": time.perf_counter() - self.t0}
+            return {
+                "wall_s": time.perf_counter() - self.t0,
+                "cpu_s": time.process_time() - self.c0,
+            }
 
     run = work / "runs" / f"reactor-{overrides['env']}-s{seed}-{time.time_ns()}"
     cfg = ReactorConfig(seed=seed, run_dir=run, progress=False, tensorboard=False, device="cpu",
@@ -62,6 +70,7 @@ def learning_run(seed: int, work: Path, target: float, **overrides) -> dict:
         "seed": seed,
         "env_steps_to_target": None if hit is None else evals[hit]["env_steps"],
         "wall_s_to_target": None if hit is None else round(evals[hit]["wall_s"], 1),
+        "cpu_s_to_target": None if hit is None else round(evals[hit]["cpu_s"], 1),
         "stays_above_target": None
         if hit is None
         else all(r["eval_return"] >= target for r in evals[hit:]),
@@ -79,13 +88,14 @@ def learning_run(seed: int, work: Path, target: float, **overrides) -> dict:
 def summarize(runs: list[dict], budget: int, target: float) -> dict:
     steps = [r["env_steps_to_target"] or float("inf") for r in runs]
     med = statistics.median(steps)
-    walls = [r["wall_s_to_target"] or float("inf") for r in runs]
-    wall = statistics.median(walls)
+    wall = statistics.median(r["wall_s_to_target"] or float("inf") for r in runs)
+    cpu = statistics.median(r.get("cpu_s_to_target") or float("inf") for r in runs)
     return {
         "target": target,
         "budget": budget,
         "median_env_steps_to_target": None if med == float("inf") else med,
         "median_wall_s_to_target": None if wall == float("inf") else wall,
+        "median_cpu_s_to_target": None if cpu == float("inf") else cpu,
         "reached": sum(s != float("inf") for s in steps),
         "stable": sum(bool(r["stays_above_target"]) for r in runs),
         "of": len(runs),
@@ -94,23 +104,54 @@ def summarize(runs: list[dict], budget: int, target: float) -> dict:
     }
 
 
+def merge(paths: list[str]) -> dict:
+    """One JSON from several outputs of this script (e.g. one seed per process, run side by
+    side): the runs of each variant together, summarized again."""
+    outs = [json.loads(Path(p).read_text()) for p in paths]
+    merged: dict = {"benchmark": outs[0]["benchmark"], "merged": paths}
+    for out in outs:
+        for name, res in out.items():
+            if isinstance(res, dict) and "runs" in res:
+                merged.setdefault(name, {"budget": res["budget"], "target": res["target"],
+                                         "runs": []})["runs"] += res["runs"]  # fmt: skip
+    for name, res in merged.items():
+        if isinstance(res, dict) and "runs" in res:
+            merged[name] = summarize(res["runs"], res["budget"], res["target"])
+    return merged
+
+
 def main(argv: list[str] | None = None) -> int:
+    if argv is None:
+        argv = sys.argv[1:]
+    if argv[:1] == ["merge"]:
+        json.dump(merge(argv[1:]), sys.stdout, indent=2)
+        print()
+        return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("which", choices=["cartpole", "ablation", "mountaincar"])
     p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
     p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
     p.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
     p.add_argument("--work", default="/tmp/demostudio-bench-reactor")
+    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=JSON",
+                   help="config overrides for every run, e.g. entropy_weight=0.01")  # fmt: skip
     args = p.parse_args(argv)
+    overrides = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
-    out: dict = {"benchmark": f"reactor-{args.which}"}
+    out: dict = {"benchmark": f"reactor-{args.which}", "overrides": overrides}
     if args.which in ("cartpole", "ablation"):
         budget = args.budget or 50_000
         variants = ["full"] if args.which == "cartpole" else args.variants
         for name in variants:
             runs = [
-                learning_run(s, work, 475.0, total_env_steps=budget, **CARTPOLE, **VARIANTS[name])
+                learning_run(
+                    s,
+                    work,
+                    475.0,
+                    total_env_steps=budget,
+                    **{**CARTPOLE, **VARIANTS[name], **overrides},
+                )
                 for s in args.seeds
             ]
             out[name] = summarize(runs, budget, 475.0)
@@ -119,7 +160,9 @@ def main(argv: list[str] | None = None) -> int:
         demo = dict(demos=tuple(SHIPPED_MC_DEMO))
         for name, extra in (("one_demo", demo), ("no_demos", {})):
             runs = [
-                learning_run(s, work, -120.0, total_env_steps=budget, **MOUNTAINCAR, **extra)
+                learning_run(
+                    s, work, -120.0, total_env_steps=budget, **{**MOUNTAINCAR, **extra, **overrides}
+                )
                 for s in args.seeds
             ]
             out[name] = summarize(runs, budget, -120.0)

@@ -38,7 +38,8 @@ each option becomes (``core``: a shared field of the core's config; ``reactor``:
 
 Beyond the seed (the Reactor paper): ``--distributional`` / ``--num-atoms`` / ``--v-min`` /
 ``--v-max`` (the distributional critic), ``--policy-gradient beta_loo|tis`` and
-``--beta-clip``, ``--retrace-lambda``, and the behaviour policy
+``--beta-clip``, ``--retrace-lambda``, ``--critic-weight`` and ``--policy-trains-torso``
+(how much each loss shapes the shared torso), and the behaviour policy
 ``mu = (1 - eps_i) pi + eps_i / A`` of actor ``i``, ``eps_i`` from the core's ladder
 (``--epsilon-base``, ``--epsilon-alpha``; alpha 0: every actor mixes with epsilon-base).
 
@@ -84,8 +85,9 @@ class ReactorLossConfig(ConfigGroup):
     """Lowest atom (smallest representable return)."""
     v_max: float = 100.0
     """Highest atom (largest representable return)."""
-    critic_weight: float = 1.0
-    """Weight of the critic loss against the policy loss."""
+    critic_weight: float | None = None
+    """Weight of the critic loss against the policy loss (none: 10 for the distributional
+    critic's cross-entropy, 1 for the expected critic's squared error)."""
 
     # --- actor: policy gradient ------------------------------------------------------------
     policy_gradient: Literal["beta_loo", "tis"] = "beta_loo"
@@ -96,6 +98,9 @@ class ReactorLossConfig(ConfigGroup):
     """c of ACER's truncated ratio min(c, pi/mu) and its bias correction [pi - c mu]_+."""
     entropy_weight: float = 1e-4
     """Weight of the entropy bonus in the policy loss."""
+    policy_trains_torso: bool = True
+    """Let the policy gradient into the shared encoder and LSTM; off (the Reactor paper's
+    choice): the policy head learns on the torso's features, which only the critic trains."""
     trust_region: bool = False
     """ACER's efficient trust region against the Polyak-averaged policy."""
     trust_region_delta: float = 1.0
@@ -108,13 +113,20 @@ class ReactorLossConfig(ConfigGroup):
     reward_clip: bool = False
     """Clip rewards to [-1, 1] for learning (episode returns are reported unclipped)."""
 
+    @property
+    def critic_loss_weight(self) -> float:
+        """``critic_weight``, or its default for the critic in use (see the field)."""
+        if self.critic_weight is not None:
+            return self.critic_weight
+        return 10.0 if self.distributional else 1.0
+
     def check(self) -> None:
         checks = [
             ("retrace_lambda", 0.0 <= self.retrace_lambda <= 1.0, "in [0, 1]"),
             ("trace_clip", self.trace_clip > 0.0, "> 0"),
             ("num_atoms", self.num_atoms >= 2, ">= 2"),
             ("v_max", self.v_max > self.v_min, f"> --v-min ({self.v_min})"),
-            ("critic_weight", self.critic_weight >= 0.0, ">= 0"),
+            ("critic_weight", self.critic_loss_weight >= 0.0, ">= 0"),
             ("beta_clip", self.beta_clip >= 1.0, ">= 1"),
             ("tis_clip", self.tis_clip > 0.0, "> 0"),
             ("entropy_weight", self.entropy_weight >= 0.0, ">= 0"),

@@ -15,6 +15,7 @@ import torch
 
 from agents.core.batch import LearnerView, LossOutput, TorchBatch
 from agents.core.losses import unroll
+from agents.core.networks import LSTMState, NetworkOutput
 from agents.reactor.acting import BEHAVIOUR, MU
 from agents.reactor.loss import ReactorLossInputs, reactor_loss
 
@@ -22,6 +23,26 @@ POLICY = "logits"
 """Head of ``main`` with the policy logits ``[T, B, A]``."""
 CRITIC = "critic"
 """Head of ``main`` with the critic: ``[T, B, A]`` values or ``[T, B, A, N]`` atom logits."""
+
+
+class CriticTorso:
+    """``network`` as :func:`~agents.core.losses.unroll` calls it, with the policy head fed the
+    torso's output detached: the policy gradient trains the policy head only, and the shared
+    encoder and LSTM learn from the critic alone (Gruslys et al. 2018, appendix: gradients
+    from the policy are blocked from the shared part, against positive feedback loops between
+    pi and q through shared representations). The outputs are the network's own."""
+
+    def __init__(self, network: torch.nn.Module):
+        self.network = network
+
+    def __call__(
+        self, obs: dict, prev_action: torch.Tensor, prev_reward: torch.Tensor, state: LSTMState
+    ) -> NetworkOutput:
+        out, state = self.network.torso(obs, prev_action, prev_reward, state)
+        heads = {
+            k: head(out.detach() if k == POLICY else out) for k, head in self.network.heads.items()
+        }
+        return NetworkOutput(heads, state)
 
 
 def _extra(batch: TorchBatch, name: str) -> torch.Tensor:
@@ -37,7 +58,8 @@ def reactor_learner_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
     """The Reactor loss over the trace (after burn-in); priorities from the critic's error."""
     cfg = learner.cfg
     burn = cfg.burn_in
-    online = unroll(learner.network, batch, burn)
+    network = learner.network if cfg.policy_trains_torso else CriticTorso(learner.network)
+    online = unroll(network, batch, burn)
     average = unroll(learner.target, batch, 0, grad=False)
     s = slice(burn, None)
     mu = _extra(batch, BEHAVIOUR)[s] if cfg.policy_gradient == "tis" else None

@@ -148,9 +148,17 @@ def reactor_loss(
     else:
         policy_loss = -(w * objective).sum()
     critic_loss = (w * critic_step).sum()
-    loss = policy_loss + cfg.critic_weight * critic_loss
+    loss = policy_loss + cfg.critic_loss_weight * critic_loss
     n = steps.sum().clamp(min=1.0)
+    if dist:
+        metrics["target_negative_mass"] = float(
+            (q_star.clamp(max=0.0).sum(-1).abs() * steps).sum() / n
+        )
+    greedy_q = q_values.argmax(-1)
     metrics.update(
+        pi_max=float((pi_const.max(-1).values * steps).sum() / n),
+        pi_q_disagree=float(((pi_const.argmax(-1) != greedy_q).to(steps.dtype) * steps).sum() / n),
+        q_gap=float(((q_values.max(-1).values - q_values.min(-1).values) * steps).sum() / n),
         loss=float(loss.detach()),
         critic_loss=float(critic_loss.detach()),
         policy_loss=float(policy_loss.detach()),

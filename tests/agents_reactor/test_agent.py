@@ -24,7 +24,7 @@ from agents.core.restore import restore_agent
 from agents.core.run import train
 from agents.core.sequences import EndBehavior
 from agents.reactor import BehaviourSample, Reactor, ReactorConfig, behaviour_probs
-from agents.reactor.learning import POLICY, reactor_learner_loss
+from agents.reactor.learning import CRITIC, POLICY, CriticTorso, reactor_learner_loss
 from demostudio.cli import main
 from demostudio.episode import make_env
 from tests.agents.test_training import TINY as TRAINING_TINY
@@ -88,6 +88,22 @@ def test_mu_stored_by_the_actors_reads_back_through_replay(policy_gradient):
                                    rtol=0)  # fmt: skip
     else:
         assert set(batch.extras) == {"mu"}
+
+
+def test_critic_torso_blocks_the_policy_gradient_from_the_shared_torso():
+    _, _, net = _agent_pieces(ReactorConfig(**TINY))
+    t, b = 5, 3
+    obs = {k: torch.randn(t, b, 4) for k in net.encoder.encoders}
+    args = (obs, torch.zeros(t, b, dtype=torch.long), torch.zeros(t, b), net.initial_state(b))
+    full, blocked = net(*args), CriticTorso(net)(*args)
+    for k in (POLICY, CRITIC):  # the same outputs
+        torch.testing.assert_close(blocked.heads[k], full.heads[k])
+    blocked.heads[POLICY].sum().backward()
+    torso = [p for n, p in net.named_parameters() if not n.startswith("heads.")]
+    assert all(p.grad is None for p in torso)  # the policy trains its head only
+    assert all(p.grad is not None for p in net.heads[POLICY].parameters())
+    blocked.heads[CRITIC].sum().backward()
+    assert all(p.grad is not None and bool(p.grad.abs().sum() > 0) for p in torso)
 
 
 class RecordingReactor(Reactor):
