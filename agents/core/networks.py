@@ -139,6 +139,26 @@ GRID_ENCODERS = {"conv": GridEncoder, "mlp": GridMLPEncoder}
 """``--grid-encoder``: how a MiniGrid view is encoded."""
 
 
+class VectorEncoder(nn.Module):
+    """A vector through a two-layer MLP, its bounded dimensions first mapped to [-1, 1]
+    (the leaf's ``center`` and ``half``; none kept: as they are)."""
+
+    def __init__(self, leaf: Leaf, hidden: int):
+        super().__init__()
+        n = leaf.shape[0]
+        center = leaf.center or (0.0,) * n
+        half = leaf.half or (1.0,) * n
+        self.register_buffer("center", torch.tensor(center, dtype=torch.float32), persistent=False)
+        self.register_buffer(
+            "inv_half", 1.0 / torch.tensor(half, dtype=torch.float32), persistent=False
+        )
+        self.scaled = bool(leaf.center)
+        self.net = _mlp(n, hidden)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net((x - self.center) * self.inv_half if self.scaled else x)
+
+
 class DiscreteEncoder(nn.Module):
     def __init__(self, n: int):
         super().__init__()
@@ -155,7 +175,7 @@ def _encoder(leaf: Leaf, hidden: int, grid: str = "conv") -> tuple[nn.Module, in
         return GRID_ENCODERS[grid](leaf, hidden), hidden
     if leaf.kind == "discrete":
         return DiscreteEncoder(leaf.n), leaf.n
-    return _mlp(leaf.shape[0], hidden), hidden
+    return VectorEncoder(leaf, hidden), hidden
 
 
 class ObservationEncoder(nn.Module):

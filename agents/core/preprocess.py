@@ -9,14 +9,16 @@ T+1 observations of a recorded episode) into a dict of numpy arrays, one per lea
   wrapper, e.g. RND-PPO's Atari settings): ``frame`` of that shape, kept as is.
 * small uint8 ``H x W x C`` grids (MiniGrid's symbolic 7x7x3 view): ``grid``, kept as is.
 * ``Discrete``: ``discrete``, int64 index (one-hot in the network).
-* any other ``Box`` / ``MultiBinary``: ``vector``, float32, flattened.
+* any other ``Box`` / ``MultiBinary``: ``vector``, float32, flattened. Its finite bounds
+  are kept in the leaf (``center``, ``half``): the network maps those dimensions to [-1, 1]
+  (MountainCar's velocity spans 0.14 beside a position range of 1.8), the arrays stay raw.
 * ``Dict``: each key as above; text leaves (MiniGrid's mission) are dropped.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -36,13 +38,46 @@ class Leaf:
     """Shape of one step after preprocessing (no batch dim)."""
     n: int = 0
     """Number of values for ``discrete`` leaves."""
+    center: tuple[float, ...] = field(default=(), compare=False)
+    """``vector`` leaves: the middle of each dimension's bounds (0 where unbounded); empty:
+    no scaling. Not compared: demos and env match on kind and shape."""
+    half: tuple[float, ...] = field(default=(), compare=False)
+    """``vector`` leaves: half of each dimension's range (1 where unbounded)."""
 
     def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "shape": list(self.shape), "n": self.n}
+        out: dict[str, Any] = {"kind": self.kind, "shape": list(self.shape), "n": self.n}
+        if self.center:
+            out["center"], out["half"] = list(self.center), list(self.half)
+        return out
 
     @staticmethod
     def from_json(d: Mapping[str, Any]) -> Leaf:
-        return Leaf(kind=d["kind"], shape=tuple(int(s) for s in d["shape"]), n=int(d["n"]))
+        """Raises KeyError/TypeError/ValueError on a malformed leaf (callers name the file);
+        a leaf written before bounds were kept has none (no scaling)."""
+        shape = tuple(int(s) for s in d["shape"])
+        center = tuple(float(x) for x in d.get("center", ()))
+        half = tuple(float(x) for x in d.get("half", ()))
+        if center or half:
+            size = int(np.prod(shape))
+            if len(center) != size or len(half) != size:
+                raise ValueError(f"center/half: expected {size} values each, got {len(center)}")
+            if not all(np.isfinite(center)) or not all(np.isfinite(h) and h > 0 for h in half):
+                raise ValueError("center/half: expected finite values and half > 0")
+        return Leaf(d["kind"], shape, int(d["n"]), center, half)
+
+
+def vector_bounds(space: spaces.Box) -> tuple[tuple[float, ...], tuple[float, ...]]:
+    """``(center, half)`` of a Box's finite dimensions (0 and 1 elsewhere); empty when no
+    dimension is bounded on both sides."""
+    low = np.asarray(space.low, np.float64).reshape(-1)
+    high = np.asarray(space.high, np.float64).reshape(-1)
+    bounded = np.isfinite(low) & np.isfinite(high) & (high - low > 1e-8)
+    if not bounded.any():
+        return (), ()
+    with np.errstate(invalid="ignore", over="ignore"):  # inf - inf where unbounded
+        center = np.where(bounded, (low + high) / 2, 0.0)
+        half = np.where(bounded, (high - low) / 2, 1.0)
+    return tuple(float(x) for x in center), tuple(float(x) for x in half)
 
 
 ObsSpec = dict[str, Leaf]
@@ -65,7 +100,9 @@ def _leaf_for(space: spaces.Space) -> Leaf | None:
             return Leaf("frame", (FRAME_SIZE, FRAME_SIZE))
         if len(space.shape) == 3:
             return Leaf("grid", tuple(space.shape))
-    if isinstance(space, (spaces.Box, spaces.MultiBinary)):
+    if isinstance(space, spaces.Box):
+        return Leaf("vector", (int(np.prod(space.shape)),), 0, *vector_bounds(space))
+    if isinstance(space, spaces.MultiBinary):
         return Leaf("vector", (int(np.prod(space.shape)),))
     if isinstance(space, spaces.Text) or type(space).__name__ == "MissionSpace":
         return None  # text (MiniGrid's mission; recorded files store it as Text)

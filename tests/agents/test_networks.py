@@ -102,3 +102,29 @@ def test_grid_mlp_encoder_is_a_linear_map_of_the_one_hot():
     assert NetworkSpec.from_json(old).grid_encoder == "conv"
     with pytest.raises(ValueError, match="grid_encoder"):
         NetworkSpec.from_json({**old, "grid_encoder": "transformer"})
+
+
+def test_bounded_vector_dimensions_reach_the_network_in_minus_one_to_one():
+    from agents.core.networks import VectorEncoder
+    from agents.core.preprocess import spec_from_json, spec_to_json
+
+    space = make_env("MountainCar-v0").observation_space  # position [-1.2, 0.6], speed 0.07
+    leaf = obs_spec(space)["obs"]
+    assert leaf.center == pytest.approx((-0.3, 0.0)) and leaf.half == pytest.approx((0.9, 0.07))
+    enc = VectorEncoder(leaf, 8)
+    corners = torch.tensor([[-1.2, -0.07], [0.6, 0.07]])
+    torch.testing.assert_close(
+        (corners - enc.center) * enc.inv_half, torch.tensor([[-1.0, -1.0], [1.0, 1.0]])
+    )
+    # unbounded dimensions pass as they are (CartPole's velocities)
+    cart = obs_spec(make_env("CartPole-v1").observation_space)["obs"]
+    assert cart.center[1] == 0.0 and cart.half[1] == 1.0 and cart.half[0] == pytest.approx(4.8)
+    # kept in checkpoints; a spec written before has none (no scaling); a hostile one fails
+    assert spec_from_json(spec_to_json({"obs": leaf}))["obs"].half == leaf.half
+    old = {"obs": {"kind": "vector", "shape": [2], "n": 0}}
+    assert not VectorEncoder(spec_from_json(old)["obs"], 8).scaled
+    for bad in ({"center": [0.0], "half": [1.0]}, {"center": [0.0, 0.0], "half": [1.0, 0.0]}):
+        with pytest.raises(ValueError, match="center/half"):
+            spec_from_json({"obs": {**old["obs"], **bad}})
+    # demos and env still match on kind and shape only
+    assert leaf == type(leaf)("vector", (2,))
