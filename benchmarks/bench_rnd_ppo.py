@@ -74,8 +74,15 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
     torch.set_num_threads(1)
     base = RNDPPO if algo == "rnd-ppo" else PPO
     first: dict[str, int] = {}
+    reach = {"max_position": -np.inf}  # MountainCar: how far right the car got (exploration)
 
     class Watched(base):  # the first successful training episode
+        def on_rollout(self, ctx, batch):
+            if env.startswith("MountainCar"):
+                pos = batch.obs["obs"][..., 0][batch.mask]
+                reach["max_position"] = max(reach["max_position"], float(pos.max(initial=-9)))
+            return super().on_rollout(ctx, batch)
+
         def on_episode(self, ctx, episode):
             super().on_episode(ctx, episode)
             if "step" not in first and succeeded(env, episode.length, episode.total_return):
@@ -103,6 +110,7 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
         "final_success": eval_success(env, evals[-1]) if evals else None,
         "final_return": evals[-1]["eval_return"] if evals else None,
         "mean_intrinsic_reward": float(np.mean(intr)) if intr else None,
+        "max_position": reach["max_position"] if env.startswith("MountainCar") else None,
     }  # fmt: skip
 
 
@@ -111,6 +119,12 @@ def median(xs: list, budget: int) -> float | None:
     vals = [budget * 10 if x is None else x for x in xs]
     m = float(np.median(vals)) if vals else None
     return None if m is None or m >= budget * 10 else m
+
+
+def median_of(xs: list) -> float | None:
+    """Median of the values given (None: none given)."""
+    vals = [x for x in xs if x is not None]
+    return float(np.median(vals)) if vals else None
 
 
 def sparse(args: argparse.Namespace) -> dict[str, Any]:
@@ -145,6 +159,7 @@ def sparse(args: argparse.Namespace) -> dict[str, Any]:
                     [r["first_success_eval_step"] for r in runs], args.budget),
                 "median_final_success": float(np.median([r["final_success"] or 0 for r in runs])),
                 "median_final_return": float(np.median([r["final_return"] for r in runs])),
+                "median_max_position": median_of([r.get("max_position") for r in runs]),
                 "runs": runs,
             }  # fmt: skip
     return {"benchmark": "rnd_ppo_sparse", "budget": args.budget, "set": sets, "results": table}
