@@ -9,7 +9,7 @@ import numpy as np
 import pygame
 import pytest
 
-from demostudio.episode import RecordEpisodes, load_episode
+from demostudio.episode import RecordEpisodes, load_episode, make_env
 from demostudio.play import build_controller_session
 from demostudio.ui import theme
 
@@ -195,8 +195,14 @@ def test_watch_command_takes_over_with_the_player_name(tmp_path, monkeypatch):
             return super().act(env, observation)
 
     agent = PressingAgent()
+    kwargs = {"max_episode_steps": 10}
     restored = SimpleNamespace(
-        controller=agent, env_id="MountainCar-v0", env_kwargs={"max_episode_steps": 10}
+        controller=agent,
+        env_id="MountainCar-v0",
+        env_kwargs=kwargs,
+        make_env=lambda render_mode=None: make_env(
+            "MountainCar-v0", kwargs, render_mode=render_mode
+        ),
     )
     monkeypatch.setattr("demostudio.cli.train_cmds._restore", lambda *a: restored)
     seen: list[str] = []
