@@ -79,7 +79,7 @@ def unroll(
     if not grad:
         with torch.no_grad():
             return network(batch.obs, batch.prev_action, batch.prev_reward, batch.state)
-    if isinstance(network, RecurrentNetwork):  # one pass: encoder and heads over all T
+    if isinstance(network, RecurrentNetwork):  # burn-in split inside the torso, heads once
         return network(batch.obs, batch.prev_action, batch.prev_reward, batch.state, burn_in)
     state, burn = batch.state, None
     if burn_in > 0:

@@ -84,17 +84,30 @@ class FrameEncoder(nn.Module):
         return self.net(x / 255.0)
 
 
+def grid_sizes(channels: int) -> tuple[int, ...]:
+    """One-hot size of each channel of a MiniGrid view (16 each past the known three)."""
+    return GRID_VALUES[:channels] if channels <= len(GRID_VALUES) else (16,) * channels
+
+
+def grid_one_hot(x: torch.Tensor, sizes: tuple[int, ...]) -> torch.Tensor:
+    """``[N, H, W, C]`` integer view -> ``[N, H, W, sum(sizes)]``: each channel one-hot in
+    its own slice (values clipped to the channel's size)."""
+    size = torch.tensor(sizes, device=x.device)
+    offsets = torch.cumsum(size, 0) - size
+    idx = torch.minimum(x.long().clamp(min=0), size - 1) + offsets
+    onehot = torch.zeros(*x.shape[:3], sum(sizes), device=x.device)
+    return onehot.scatter_(-1, idx, 1.0)
+
+
 class GridEncoder(nn.Module):
     """MiniGrid symbolic view ``[N, H, W, 3]``: one-hot per channel, then a small CNN."""
 
     def __init__(self, leaf: Leaf, hidden: int):
         super().__init__()
         h, w, c = leaf.shape
-        self.sizes = GRID_VALUES[:c] if c <= len(GRID_VALUES) else (16,) * c
-        self.offsets = torch.tensor([sum(self.sizes[:i]) for i in range(c)], dtype=torch.long)
-        channels = sum(self.sizes)
+        self.sizes = grid_sizes(c)
         self.conv = nn.Sequential(
-            nn.Conv2d(channels, 16, 2),
+            nn.Conv2d(sum(self.sizes), 16, 2),
             nn.ReLU(),
             nn.Conv2d(16, 32, 2),
             nn.ReLU(),
@@ -103,10 +116,7 @@ class GridEncoder(nn.Module):
         self.out = nn.Sequential(nn.Linear(32 * max(h - 2, 1) * max(w - 2, 1), hidden), nn.ReLU())
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        sizes = torch.tensor(self.sizes, device=x.device)
-        idx = torch.minimum(x.long().clamp(min=0), sizes - 1) + self.offsets.to(x.device)
-        onehot = torch.zeros(*x.shape[:3], sum(self.sizes), device=x.device)
-        onehot.scatter_(-1, idx, 1.0)
+        onehot = grid_one_hot(x, self.sizes)
         return self.out(self.conv(onehot.permute(0, 3, 1, 2)))
 
 
@@ -118,21 +128,11 @@ class GridMLPEncoder(nn.Module):
     def __init__(self, leaf: Leaf, hidden: int):
         super().__init__()
         h, w, c = leaf.shape
-        sizes = GRID_VALUES[:c] if c <= len(GRID_VALUES) else (16,) * c
-        width = sum(sizes)
-        self.register_buffer("sizes", torch.tensor(sizes).repeat(h * w), persistent=False)
-        # column of (cell, channel, value 0) in the flat one-hot, for every (cell, channel)
-        starts = torch.arange(h * w).repeat_interleave(c) * width
-        starts = starts + torch.tensor([sum(sizes[:i]) for i in range(c)]).repeat(h * w)
-        self.register_buffer("starts", starts, persistent=False)
-        self.width = h * w * width
-        self.net = _mlp(self.width, hidden)
+        self.sizes = grid_sizes(c)
+        self.net = _mlp(h * w * sum(self.sizes), hidden)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        flat = x.reshape(x.shape[0], -1).long()
-        idx = torch.minimum(flat.clamp(min=0), self.sizes - 1) + self.starts
-        onehot = torch.zeros(x.shape[0], self.width, device=x.device)
-        return self.net(onehot.scatter_(1, idx, 1.0))
+        return self.net(grid_one_hot(x, self.sizes).reshape(x.shape[0], -1))
 
 
 GRID_ENCODERS = {"conv": GridEncoder, "mlp": GridMLPEncoder}
