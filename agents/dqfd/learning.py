@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 import torch
 
 from agents.core.batch import LearnerView, LossOutput, TorchBatch
-from agents.core.losses import n_step_targets, q_values
+from agents.core.losses import learn_mask, n_step_targets, q_values
 from agents.core.replay import PrioritizedSequenceReplay
 
 if TYPE_CHECKING:
@@ -78,9 +78,8 @@ class DQfDLoss:
         bootstrap = q_target.gather(-1, greedy).squeeze(-1)
         eps = cfg.rescale_eps if cfg.value_rescaling else None
         q_taken = q_online.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
-        learn_mask = batch.mask.clone()
-        learn_mask[: cfg.burn_in] = False
-        m = learn_mask.float()
+        learn = learn_mask(batch, cfg.burn_in)
+        m = learn.float()
 
         def td(n: int) -> torch.Tensor:
             target = n_step_targets(
@@ -92,7 +91,7 @@ class DQfDLoss:
         demo = batch.is_demo
         margin = large_margin_loss(q_online, batch.action, cfg.margin) * m * demo.float()
         per_step = 0.5 * td_1**2 + cfg.lambda_n_step * 0.5 * td_n**2 + cfg.lambda_margin * margin
-        per_seq = per_step.sum(0) / learn_mask.sum(0).clamp(min=1)
+        per_seq = per_step.sum(0) / learn.sum(0).clamp(min=1)
         weight = batch.weight
         if self.buffers is not None:
             weight = global_weights(weight, batch.source, self.buffers)
@@ -104,14 +103,14 @@ class DQfDLoss:
         return LossOutput(
             loss=loss,
             td_abs=td_abs,
-            learn_mask=learn_mask,
+            learn_mask=learn,
             metrics={
                 "loss": float(loss.detach()),
                 "loss_1step": float((0.5 * td_1**2).sum().detach() / m.sum().clamp(min=1)),
                 "loss_nstep": float((0.5 * td_n**2).sum().detach() / m.sum().clamp(min=1)),
                 "loss_margin": float(margin.sum().detach() / n_demo),
                 "loss_l2": float(l2.detach()),
-                "q_mean": float(q_taken[learn_mask].mean().detach()),
+                "q_mean": float(q_taken[learn].mean().detach()),
             },
         )
 
