@@ -64,6 +64,18 @@ def n_step_targets(
     return target if rescale_eps is None else value_rescale(target, rescale_eps)
 
 
+def large_margin_loss(q: torch.Tensor, action: torch.Tensor, margin: float) -> torch.Tensor:
+    """``max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E)`` per step, ``l = margin`` for ``a != a_E``.
+
+    ``q``: ``[T, B, A]``; ``action``: ``[T, B]`` the demonstrator's actions; -> ``[T, B]``
+    (zero exactly when the demo action's value beats every other by at least the margin).
+    """
+    penalty = torch.full_like(q, margin)
+    penalty.scatter_(-1, action.unsqueeze(-1), 0.0)
+    q_expert = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+    return (q + penalty).max(dim=-1).values - q_expert
+
+
 def episode_starts(batch: TorchBatch) -> torch.Tensor:
     """``[B]`` bool: the sequence begins with its episode's first observation (no action
     before it), so its stored state is the episode's true initial state."""
@@ -129,8 +141,12 @@ def q_values(learner: LearnerView, batch: TorchBatch) -> tuple[torch.Tensor, tor
     return q_online, q_target
 
 
-def r2d2_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
-    """n-step double Q-learning with value rescaling over the trace (after burn-in)."""
+def r2d2_loss(
+    learner: LearnerView, batch: TorchBatch, margin_weight: float = 0.0, margin: float = 0.8
+) -> LossOutput:
+    """n-step double Q-learning with value rescaling over the trace (after burn-in); with
+    ``margin_weight`` > 0, plus that times DQfD's :func:`large_margin_loss` on the learned
+    steps of demo elements (``batch.is_demo``; priorities stay the TD errors)."""
     cfg = learner.cfg
     q_online, q_target = q_values(learner, batch)
     greedy = q_online.argmax(dim=-1, keepdim=True)
@@ -142,7 +158,14 @@ def r2d2_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
     q_taken = q_online.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
     learn = learn_mask(batch, cfg.burn_in)
     td = (target.detach() - q_taken) * learn
-    per_seq = 0.5 * (td**2).sum(0) / learn.sum(0).clamp(min=1)
+    per_step = 0.5 * td**2
+    metrics = {}
+    if margin_weight > 0:
+        on_demo = learn & batch.is_demo.unsqueeze(0)
+        gap = large_margin_loss(q_online, batch.action, margin) * on_demo
+        per_step = per_step + margin_weight * gap
+        metrics["loss_margin"] = float(gap.detach().sum() / on_demo.sum().clamp(min=1))
+    per_seq = per_step.sum(0) / learn.sum(0).clamp(min=1)
     loss = (per_seq * batch.weight).mean()
     return LossOutput(
         loss=loss,
@@ -151,6 +174,7 @@ def r2d2_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
         metrics={
             "loss": float(loss.detach()),
             "q_mean": float((q_taken.detach() * learn).sum() / learn.sum().clamp(min=1)),
+            **metrics,
         },
     )
 
@@ -158,6 +182,7 @@ def r2d2_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
 __all__ = [
     "episode_starts",
     "inverse_value_rescale",
+    "large_margin_loss",
     "learn_mask",
     "n_step_targets",
     "q_values",

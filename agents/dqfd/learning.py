@@ -12,23 +12,11 @@ from typing import TYPE_CHECKING
 import torch
 
 from agents.core.batch import LearnerView, LossOutput, TorchBatch
-from agents.core.losses import learn_mask, n_step_targets, q_values
+from agents.core.losses import large_margin_loss, learn_mask, n_step_targets, q_values
 from agents.core.replay import PrioritizedSequenceReplay
 
 if TYPE_CHECKING:
     from agents.dqfd.config import DQfDConfig
-
-
-def large_margin_loss(q: torch.Tensor, action: torch.Tensor, margin: float) -> torch.Tensor:
-    """``max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E)`` per step, ``l = margin`` for ``a != a_E``.
-
-    ``q``: ``[T, B, A]``; ``action``: ``[T, B]`` the demonstrator's actions; -> ``[T, B]``
-    (zero exactly when the demo action's value beats every other by at least the margin).
-    """
-    penalty = torch.full_like(q, margin)
-    penalty.scatter_(-1, action.unsqueeze(-1), 0.0)
-    q_expert = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
-    return (q + penalty).max(dim=-1).values - q_expert
 
 
 def l2_penalty(module: torch.nn.Module) -> torch.Tensor:

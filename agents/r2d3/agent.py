@@ -1,14 +1,18 @@
 """R2D3: R2D2's learner and loss, plus the demo mix (and optionally an episode memory of
-the best agent episodes) as extra data sources."""
+the best agent episodes) as extra data sources, and DQfD's large-margin loss on the demo
+steps when --lambda-margin > 0."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from agents.core.actor import FinishedEpisode
 from agents.core.agent import Agent
+from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
+from agents.core.losses import r2d2_loss
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext, TrainResult, train
@@ -24,6 +28,9 @@ class R2D3(Agent):
         super().__init__(cfg)
         self.demo_mix = DemoMix(cfg)
         self.memory: EpisodeMemory | None = None
+
+    def loss(self) -> Loss:
+        return partial(r2d2_loss, margin_weight=self.cfg.lambda_margin, margin=self.cfg.margin)
 
     def keep_episodes(self) -> bool:
         return self.cfg.episode_memory_ratio > 0

@@ -9,6 +9,7 @@ from agents.core.config import (
     DemoConfig,
     DemoMixConfig,
     DemoReplayConfig,
+    MarginConfig,
     require,
     require_unit,
 )
@@ -34,7 +35,9 @@ class EpisodeMemoryConfig(ConfigGroup):
 
 
 @dataclass
-class R2D3Config(EpisodeMemoryConfig, DemoMixConfig, DemoReplayConfig, DemoConfig, R2D2Config):
+class R2D3Config(
+    EpisodeMemoryConfig, MarginConfig, DemoMixConfig, DemoReplayConfig, DemoConfig, R2D2Config
+):
     """R2D3: R2D2 with a prioritized demo replay mixed into every batch."""
 
     # R2D3's defaults: one learner update per 2 env steps and 10-step returns (the demos'
@@ -43,6 +46,7 @@ class R2D3Config(EpisodeMemoryConfig, DemoMixConfig, DemoReplayConfig, DemoConfi
     # these reached it at 8k (-137); see benchmarks/bench_agents.py and issue 16's report.
     env_steps_per_update: float = 2.0
     n_step: int = 10
+    lambda_margin: float = 0.0
 
     def check(self) -> None:
         top = max(self.demo_ratio, self.demo_ratio_final or 0.0) + self.episode_memory_ratio
