@@ -9,14 +9,14 @@ from functools import partial
 from typing import Any
 
 from agents.core.actor import FinishedEpisode
-from agents.core.agent import Agent
+from agents.core.agent import Agent, EnvInfo
 from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
 from agents.core.losses import r2d2_loss
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext, TrainResult, train
-from agents.r2d3.config import R2D3Config
+from agents.r2d3.config import R2D3Config, default_margin_weight
 from agents.r2d3.memory import EpisodeMemory
 
 
@@ -29,8 +29,13 @@ class R2D3(Agent):
         self.demo_mix = DemoMix(cfg)
         self.memory: EpisodeMemory | None = None
 
+    def configure(self, env: EnvInfo) -> None:
+        if self.cfg.lambda_margin is None:
+            self.cfg.lambda_margin = default_margin_weight(env.preprocess.spec)
+
     def loss(self) -> Loss:
-        return partial(r2d2_loss, margin_weight=self.cfg.lambda_margin, margin=self.cfg.margin)
+        weight = self.cfg.lambda_margin or 0.0  # None: configure() not called (no env yet)
+        return partial(r2d2_loss, margin_weight=weight, margin=self.cfg.margin)
 
     def keep_episodes(self) -> bool:
         return self.cfg.episode_memory_ratio > 0

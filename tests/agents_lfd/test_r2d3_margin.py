@@ -70,3 +70,21 @@ def test_r2d3_uses_its_config_weights():
     assert torch.allclose(loss(view, b).loss, r2d2_loss(view, b, 0.25, 0.5).loss)
     off = R2D3(R2D3Config(demos=("x",), burn_in=0, n_step=2, lambda_margin=0.0)).loss()
     assert torch.allclose(off(view, b).loss, r2d2_loss(view, b).loss)
+
+
+def test_margin_default_per_observation_space():
+    from agents.core.agent import EnvInfo
+    from agents.core.preprocess import make_preprocessor
+    from demostudio.episode import make_env
+
+    def settled(env_id: str, **kw) -> float:
+        env = make_env(env_id)
+        agent = R2D3(R2D3Config(demos=("x",), env=env_id, **kw))
+        agent.configure(EnvInfo(env_id, env, make_preprocessor(env.observation_space)))
+        env.close()
+        return agent.cfg.lambda_margin
+
+    assert settled("MountainCar-v0") == 0.0  # vector observations
+    assert settled("MiniGrid-DoorKey-5x5-v0") == 1.0  # a grid leaf
+    assert settled("MiniGrid-DoorKey-5x5-v0", lambda_margin=0.0) == 0.0  # a given value wins
+    assert settled("MountainCar-v0", lambda_margin=0.5) == 0.5
