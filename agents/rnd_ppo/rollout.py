@@ -9,7 +9,7 @@ synced after the last epochs) at every observation, the bootstrap ones included:
     r_int[t]   = e(x_{t+1}) / std(R_int)       RND error of the next observation, scaled by
                                                the running std of each env's discounted
                                                intrinsic return (followed across segments)
-    A_ext, R_ext = segment_gae(clip(r_ext), V_ext, episodic, gamma_ext)
+    A_ext, R_ext = segment_gae(scale * clip(r_ext), V_ext, episodic, gamma_ext)
     A_int, R_int = segment_gae(r_int, V_int, non-episodic, gamma_int)
     A          = ext_coef * A_ext + int_coef * A_int
 
@@ -71,9 +71,11 @@ def rollout_targets(
     reward_int: torch.Tensor | None,
 ) -> RolloutTargets:
     """``value_*``, ``mask``: ``[S + 1, B]``; ``reward``, ``terminal``, ``reward_int``:
-    ``[S, B]``. Extrinsic rewards are clipped to ``+-cfg.ext_reward_clip`` (0: not)."""
+    ``[S, B]``. Extrinsic rewards are clipped to ``+-cfg.ext_reward_clip`` (0: not), then
+    multiplied by ``cfg.ext_reward_scale``."""
     if cfg.ext_reward_clip > 0:
         reward = reward.clamp(-cfg.ext_reward_clip, cfg.ext_reward_clip)
+    reward = reward * cfg.ext_reward_scale
     ext = segment_gae(reward, value_ext, mask, terminal, cfg.gamma_ext, cfg.gae_lambda)
     s = reward.shape[0]
     if value_int is None or reward_int is None:
