@@ -263,8 +263,13 @@ class RNDPPO(Agent):
             if real.any():
                 ctx.record({"intrinsic_reward": float(scaled[real].mean()),
                             "intrinsic_raw": float(raw[real].mean())})  # fmt: skip
+        start_int = None
+        if value_int is not None:
+            starts = torch.from_numpy(batch.prev_action[:, 0] < 0).to(ctx.device)  # [B]
+            if starts.any():
+                start_int = float(value_int[0, starts].mean())
         t = rollout_targets(cfg, out.heads["value_ext"], value_int, tb.reward[:s],
-                            tb.terminal[:s], tb.mask, reward_int)  # fmt: skip
+                            tb.terminal[:s], tb.mask, reward_int, start_int)  # fmt: skip
 
         def bm(x: torch.Tensor) -> np.ndarray:  # [S, B] -> [B, S + 1] (last column 0)
             x = torch.cat([x, torch.zeros_like(x[:1])]).T
