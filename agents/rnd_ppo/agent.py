@@ -1,7 +1,9 @@
 """RND-PPO and PPO on the shared core: the config plus what differs.
 
 =================== ======================================================================
-networks            ``main``: torso + ``logits`` + ``value_ext`` (+ ``value_int``) heads;
+networks            ``main``: torso + ``logits`` + ``value_ext`` (+ ``value_int``) heads,
+                    its vector input standardised by random steps with
+                    --policy-obs-norm-steps (:mod:`agents.rnd_ppo.random_steps`);
                     ``rnd_target`` (frozen) and ``rnd_predictor`` (RND only)
 optimiser           Adam groups: policy (torso + logits) at --lr-policy, value heads at
                     --lr-value, predictor at --lr-predictor; clip at --max-grad-norm
@@ -36,6 +38,7 @@ from agents.core.demos import context_demos, demo_sequences
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.policy import EpsilonGreedy, Selector
+from agents.core.preprocess import ObsSpec
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext
 from agents.core.schedules import Offline, OnPolicy
@@ -45,6 +48,7 @@ from agents.rnd_ppo.acting import LOGITS, BehaviourSample
 from agents.rnd_ppo.atari import make_env
 from agents.rnd_ppo.config import PPOConfig, RNDPPOConfig
 from agents.rnd_ppo.learning import bc_terms, ppo_terms, predictor_terms, rnd_input
+from agents.rnd_ppo.random_steps import random_policy_observations, standardised_spec
 from agents.rnd_ppo.rnd import IntrinsicReward
 from agents.rnd_ppo.rollout import rollout_targets, scale_by_stream
 
@@ -85,6 +89,7 @@ class RNDPPO(Agent):
         self.rollout_returns: list[float] = []
         self.bc_schedule = LinearSchedule(cfg.bc_coef, 0.0, cfg.bc_anneal_steps)
         self.env_steps = 0
+        self._policy_spec: ObsSpec | None = None
 
     # --- networks -------------------------------------------------------------------------
     def heads(self) -> dict[str, HeadSpec]:
@@ -95,9 +100,21 @@ class RNDPPO(Agent):
 
     def network_specs(self, env: EnvInfo) -> dict[str, NetworkSpec]:
         cfg = self.cfg
-        spec = NetworkSpec(env.preprocess.spec, env.num_actions, cfg.hidden, cfg.lstm,
+        spec = NetworkSpec(self.policy_obs_spec(env), env.num_actions, cfg.hidden, cfg.lstm,
                            cfg.recurrent, self.heads())  # fmt: skip
         return {"main": spec}
+
+    def policy_obs_spec(self, env: EnvInfo) -> ObsSpec:
+        """The network's observation spec: the env's, or with --policy-obs-norm-steps its
+        vector leaves standardised by that many random steps in one env (taken once)."""
+        steps = self.cfg.policy_obs_norm_steps
+        if not steps:
+            return env.preprocess.spec
+        if self._policy_spec is None:
+            batches = (env.preprocess(obs) for obs in random_policy_observations(
+                self.make_env, 1, steps, env.num_actions, self.cfg.seed))  # fmt: skip
+            self._policy_spec = standardised_spec(env.preprocess.spec, batches)
+        return self._policy_spec
 
     def build_networks(self, env: EnvInfo) -> dict[str, torch.nn.Module]:
         cfg = self.cfg
@@ -216,17 +233,11 @@ class RNDPPO(Agent):
         cfg = self.cfg
         if self.irw is None or self.irw.obs_norm.rms.count > 0 or not cfg.obs_norm_init_steps:
             return
-        envs = gym.vector.SyncVectorEnv([self.make_env for _ in range(cfg.num_envs)])
-        rng = np.random.default_rng(cfg.seed + 7)
-        try:
-            obs, _ = envs.reset(seed=cfg.seed + 500)
-            for _ in range(cfg.obs_norm_init_steps):
-                actions = rng.integers(0, ctx.info.num_actions, cfg.num_envs)
-                obs, *_ = envs.step(actions)
-                x = ctx.preprocess(obs)[self.leaf]
-                self.irw.observe(rnd_input(torch.from_numpy(np.asarray(x)), cfg.rnd_frame_stack))
-        finally:
-            envs.close()
+        for obs in random_policy_observations(self.make_env, cfg.num_envs,
+                                              cfg.obs_norm_init_steps, ctx.info.num_actions,
+                                              cfg.seed):  # fmt: skip
+            x = ctx.preprocess(obs)[self.leaf]
+            self.irw.observe(rnd_input(torch.from_numpy(np.asarray(x)), cfg.rnd_frame_stack))
         ctx.logger.log("obs_norm_init", 0, random_steps=cfg.obs_norm_init_steps * cfg.num_envs)
 
     def on_episode(self, ctx: RunContext, episode) -> None:
@@ -252,8 +263,13 @@ class RNDPPO(Agent):
             if real.any():
                 ctx.record({"intrinsic_reward": float(scaled[real].mean()),
                             "intrinsic_raw": float(raw[real].mean())})  # fmt: skip
+        start_int = None
+        if value_int is not None:
+            starts = torch.from_numpy(batch.prev_action[:, 0] < 0).to(ctx.device)  # [B]
+            if starts.any():
+                start_int = float(value_int[0, starts].mean())
         t = rollout_targets(cfg, out.heads["value_ext"], value_int, tb.reward[:s],
-                            tb.terminal[:s], tb.mask, reward_int)  # fmt: skip
+                            tb.terminal[:s], tb.mask, reward_int, start_int)  # fmt: skip
 
         def bm(x: torch.Tensor) -> np.ndarray:  # [S, B] -> [B, S + 1] (last column 0)
             x = torch.cat([x, torch.zeros_like(x[:1])]).T

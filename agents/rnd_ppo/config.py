@@ -107,6 +107,11 @@ class PPOSettings(ConfigGroup):
     rnn_layers: int = 1
     """LSTM layers of the policy's torso: 1 = recurrent (fed the previous action and
     reward), 0 = a feed-forward (CNN/MLP) policy."""
+    policy_obs_norm_steps: int = 0
+    """Vector observations: the policy and value network standardises its input by the mean
+    and std of this many uniformly random steps in one env, taken before the networks are
+    built (the same seed gives the same statistics on resume) and stored in the network
+    spec. 0: the core's scaling (bounded dimensions mapped to [-1, 1])."""
 
     # --- returns and advantages ------------------------------------------------------------
     gamma_ext: float = 0.999
@@ -121,6 +126,10 @@ class PPOSettings(ConfigGroup):
     """Weight of the intrinsic advantage in the combined advantage."""
     ext_reward_clip: float = 1.0
     """Extrinsic rewards are clipped to [-x, x] for learning (0 = no clipping)."""
+    ext_reward_scale: float = 1.0
+    """Extrinsic rewards are multiplied by this for learning, after the clip. A reward on
+    every step (MountainCar's -1) gives returns near -1 / (1 - gamma_ext); regressing them
+    through the torso the policy shares swamps its features (0.01 keeps them near -1)."""
     norm_adv: bool = True
     """Normalise the combined advantage to mean 0, std 1 in each minibatch."""
 
@@ -180,6 +189,13 @@ class PPOSettings(ConfigGroup):
         _require(0.0 < self.clip_range < 1.0, "clip_range", "in (0, 1)", self.clip_range)
         _require(
             0.0 <= self.epsilon_greedy <= 1.0, "epsilon_greedy", "in [0, 1]", self.epsilon_greedy
+        )
+        _require(self.ext_reward_scale > 0, "ext_reward_scale", "> 0", self.ext_reward_scale)
+        _require(
+            self.policy_obs_norm_steps >= 0,
+            "policy_obs_norm_steps",
+            ">= 0",
+            self.policy_obs_norm_steps,
         )
         for name in ("ext_coef", "int_coef", "ext_reward_clip", "ent_coef", "vf_coef"):
             _require(getattr(self, name) >= 0, name, ">= 0", getattr(self, name))

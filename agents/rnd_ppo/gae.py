@@ -112,7 +112,9 @@ def segment_gae(
     padding) bootstraps with the value of the observation after it: ``r_t + gamma *
     (1 - terminal_t) * V(o_{t+1})``, folded into its reward so :func:`gae` stops there.
     ``terminal`` None: the non-episodic intrinsic return, which no episode end stops (it
-    bootstraps from the final observation's intrinsic value). Padding gets advantage 0."""
+    bootstraps from ``value`` after the last real step; after a terminal step RND-PPO puts
+    the start states' mean there, :func:`agents.rnd_ppo.rollout.after_terminal`). Padding
+    gets advantage 0."""
     if value.shape[0] != reward.shape[0] + 1 or mask.shape != value.shape:
         raise ValueError(
             f"expected value and mask of shape [S + 1, B] for reward [S, B] = "

@@ -9,9 +9,16 @@ synced after the last epochs) at every observation, the bootstrap ones included:
     r_int[t]   = e(x_{t+1}) / std(R_int)       RND error of the next observation, scaled by
                                                the running std of each env's discounted
                                                intrinsic return (followed across segments)
-    A_ext, R_ext = segment_gae(clip(r_ext), V_ext, episodic, gamma_ext)
+    A_ext, R_ext = segment_gae(scale * clip(r_ext), V_ext, episodic, gamma_ext)
     A_int, R_int = segment_gae(r_int, V_int, non-episodic, gamma_int)
     A          = ext_coef * A_ext + int_coef * A_int
+
+Non-episodic means the intrinsic return runs on into the next episode: after a terminal
+step the successor is a fresh start state, so the step bootstraps with the mean V_int of the
+rollout's episode-start observations (:func:`after_terminal`), not with V_int of the
+terminal observation. That observation is never a regression target (its position is
+padding) and may lie where no trained state is (MountainCar's flag): bootstrapping from it
+let V_int grow without bound (mean 1.4 -> 136 over 100k steps, with rewards near 0.001).
 
 The observation statistics are then updated with the rollout's next observations (each
 observation once), after the rewards that used the previous statistics.
@@ -61,6 +68,19 @@ def scale_by_stream(
     return (raw / float(np.sqrt(scaler.rms.var + scaler.eps))) * real
 
 
+def after_terminal(
+    value: torch.Tensor, terminal: torch.Tensor, start_value: float | None
+) -> torch.Tensor:
+    """``value`` ``[S + 1, B]`` with the observation after every terminal step (``terminal``
+    ``[S, B]``) valued ``start_value``, the bootstrap the non-episodic intrinsic return
+    takes there (None: unchanged)."""
+    if start_value is None:
+        return value
+    out = value.clone()
+    out[1:] = torch.where(terminal.bool(), torch.full_like(value[1:], start_value), value[1:])
+    return out
+
+
 def rollout_targets(
     cfg,
     value_ext: torch.Tensor,
@@ -69,19 +89,25 @@ def rollout_targets(
     terminal: torch.Tensor,
     mask: torch.Tensor,
     reward_int: torch.Tensor | None,
+    start_int: float | None = None,
 ) -> RolloutTargets:
     """``value_*``, ``mask``: ``[S + 1, B]``; ``reward``, ``terminal``, ``reward_int``:
-    ``[S, B]``. Extrinsic rewards are clipped to ``+-cfg.ext_reward_clip`` (0: not)."""
+    ``[S, B]``. Extrinsic rewards are clipped to ``+-cfg.ext_reward_clip`` (0: not), then
+    multiplied by ``cfg.ext_reward_scale``. ``start_int``: the mean V_int of the rollout's
+    episode-start observations, the intrinsic bootstrap after a terminal step (None: none
+    in the rollout, V_int of the terminal observation is used)."""
     if cfg.ext_reward_clip > 0:
         reward = reward.clamp(-cfg.ext_reward_clip, cfg.ext_reward_clip)
+    reward = reward * cfg.ext_reward_scale
     ext = segment_gae(reward, value_ext, mask, terminal, cfg.gamma_ext, cfg.gae_lambda)
     s = reward.shape[0]
     if value_int is None or reward_int is None:
         adv = combined_advantage(ext.advantages, None, cfg.ext_coef, cfg.int_coef)
         return RolloutTargets(adv, ext.returns, value_ext[:s], None, None, None)
-    intr = segment_gae(reward_int, value_int, mask, None, cfg.gamma_int, cfg.gae_lambda)
+    boot = after_terminal(value_int, terminal, start_int)
+    intr = segment_gae(reward_int, boot, mask, None, cfg.gamma_int, cfg.gae_lambda)
     adv = combined_advantage(ext.advantages, intr.advantages, cfg.ext_coef, cfg.int_coef)
     return RolloutTargets(adv, ext.returns, value_ext[:s], intr.returns, value_int[:s], reward_int)
 
 
-__all__ = ["RolloutTargets", "rollout_targets", "scale_by_stream"]
+__all__ = ["RolloutTargets", "after_terminal", "rollout_targets", "scale_by_stream"]

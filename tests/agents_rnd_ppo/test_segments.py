@@ -54,3 +54,25 @@ def test_intrinsic_return_is_followed_per_env_across_segments():
     expected_var = np.var([1.0, 1.5, 2.0, 4.75, 6.375])
     assert scaler.rms.var == pytest.approx(expected_var)
     assert scaled[1, 1] == 0.0 and scaled[0, 2] == pytest.approx(4.0 / np.sqrt(expected_var))
+
+
+def test_intrinsic_return_after_a_terminal_step_bootstraps_from_the_start_states():
+    from agents.rnd_ppo.config import RNDPPOConfig
+    from agents.rnd_ppo.rollout import after_terminal, rollout_targets
+
+    # step 0 ends the episode by termination; V_int(terminal observation) = 7 is never a
+    # regression target, the next episode starts from states worth 2 on average
+    r, v, m, term = col(1.0, 0.0), col(3.0, 7.0, 0.0), col(1, 0, 0).bool(), col(1.0, 0.0)
+    assert after_terminal(v, term, None) is v
+    assert after_terminal(v, term, 2.0)[:, 0].tolist() == [3.0, 2.0, 0.0]
+    cfg = RNDPPOConfig(gamma_int=G, gae_lambda=LAM)
+    zeros = torch.zeros(3, 1)
+    out = rollout_targets(cfg, zeros, v, r, term, m, r, start_int=2.0)
+    assert out.ret_int[0, 0] == pytest.approx(1.0 + G * 2.0)
+    assert out.advantage[0, 0] == pytest.approx(cfg.ext_coef * 1.0 + (1.0 + G * 2.0 - 3.0))
+    # no episode start in the rollout: the terminal observation's value, as before
+    old = rollout_targets(cfg, zeros, v, r, term, m, r)
+    assert old.ret_int[0, 0] == pytest.approx(1.0 + G * 7.0)
+    # a time-limit end (not terminal) keeps bootstrapping from its final observation
+    trunc = rollout_targets(cfg, zeros, v, r, col(0.0, 0.0), m, r, start_int=2.0)
+    assert trunc.ret_int[0, 0] == pytest.approx(1.0 + G * 7.0)
