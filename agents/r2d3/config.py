@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal
 
 from agents.core.config import (
     ConfigGroup,
@@ -51,6 +52,9 @@ class R2D3Config(
     # steps per copy. MountainCar-v0, one demo, 10k env steps, 3 seeds: 500 never reached
     # -120, 100 reached it in 3 of 3 (median 7.5k); see issue 16's report.
     target_update_every: int = 100
+    # The mlp grid encoder (NetworkConfig's default is conv): half the update cost, and what
+    # R2D3's DoorKey-8x8 result was measured with (benchmarks/results/r2d3-doorkey-100k).
+    grid_encoder: Literal["conv", "mlp"] = "mlp"
     lambda_margin: float | None = None
     """Weight of DQfD's large-margin loss on demo steps (0: off, the R2D3 paper's loss).
     Default per observation space: 1 with a grid or image leaf (MiniGrid, Atari: a few demos
