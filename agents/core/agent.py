@@ -115,6 +115,11 @@ class Agent:
     def __init__(self, cfg: Any):
         self.cfg = cfg
 
+    def configure(self, env: EnvInfo) -> None:
+        """Settle the config fields whose default depends on the env (a default per
+        observation space) before the networks and the loss are built; config.json records
+        the settled values. Default: nothing depends on the env."""
+
     # --- networks -------------------------------------------------------------------------
     def heads(self) -> dict[str, HeadSpec]:
         """Heads of the ``main`` network."""

@@ -344,6 +344,19 @@ class DemoReplayConfig(ConfigGroup):
 
 
 @dataclass
+class MarginConfig(ConfigGroup):
+    """DQfD's large-margin classification loss on demo steps (DQfD; R2D3 optionally)."""
+
+    margin: float = 0.8
+    """Large-margin classification: margin l(a_E, a) for actions a other than the demo's."""
+    lambda_margin: float = 1.0
+    """Weight lambda2 of the large-margin loss on demo steps (0: off)."""
+
+    def check(self) -> None:
+        require(self, ("margin", "lambda_margin"), 0)
+
+
+@dataclass
 class DemoMixConfig(ConfigGroup):
     """A demo replay mixed into batches by a fixed or annealed ratio (R2D3, SQIL)."""
 
@@ -418,6 +431,7 @@ __all__ = [
     "DemoReplayConfig",
     "DiscountConfig",
     "InteractConfig",
+    "MarginConfig",
     "NetworkConfig",
     "NetworkWidths",
     "OptimConfig",

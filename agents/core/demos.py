@@ -100,8 +100,8 @@ def keep_demo_steps(
     """``seqs`` (cut with the :data:`STEP_EXTRA` extra) with ``mask`` False wherever
     ``learn[step]`` is False (and, for a sequence starting at step ``s``, before
     ``learned_until[s]``: steps an earlier version of that sequence already gave), without
-    the sequences that have nothing left to learn from after ``burn_in``; None if none is
-    left. ``learn``: ``[T]`` bool over the episode's steps so far."""
+    the sequences that have nothing left to learn from (after ``burn_in``, unless they start
+    the episode); None if none is left. ``learn``: ``[T]`` bool over the episode's steps so far."""
     step = seqs.extras[STEP_EXTRA].astype(np.int64)  # [B, L]
     mask = seqs.mask & learn[np.clip(step, 0, len(learn) - 1)]
     if learned_until:
@@ -110,7 +110,10 @@ def keep_demo_steps(
     fields = {name: getattr(seqs, name) for name in SequenceBatch._fields}
     fields["mask"] = mask
     fields["extras"] = {k: v for k, v in seqs.extras.items() if k != STEP_EXTRA}
-    keep = np.flatnonzero(mask[:, burn_in:].any(axis=1))
+    # what the losses learn (agents.core.losses.learn_mask): the steps after the burn-in, and
+    # every step of a sequence that starts its episode
+    starts = seqs.prev_action[:, 0] < 0
+    keep = np.flatnonzero(mask[:, burn_in:].any(axis=1) | (starts & mask.any(axis=1)))
     return take(SequenceBatch(**fields), keep) if len(keep) else None
 
 

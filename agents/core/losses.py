@@ -64,12 +64,42 @@ def n_step_targets(
     return target if rescale_eps is None else value_rescale(target, rescale_eps)
 
 
+def large_margin_loss(q: torch.Tensor, action: torch.Tensor, margin: float) -> torch.Tensor:
+    """``max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E)`` per step, ``l = margin`` for ``a != a_E``.
+
+    ``q``: ``[T, B, A]``; ``action``: ``[T, B]`` the demonstrator's actions; -> ``[T, B]``
+    (zero exactly when the demo action's value beats every other by at least the margin).
+    """
+    penalty = torch.full_like(q, margin)
+    penalty.scatter_(-1, action.unsqueeze(-1), 0.0)
+    q_expert = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
+    return (q + penalty).max(dim=-1).values - q_expert
+
+
+def episode_starts(batch: TorchBatch) -> torch.Tensor:
+    """``[B]`` bool: the sequence begins with its episode's first observation (no action
+    before it), so its stored state is the episode's true initial state."""
+    return batch.prev_action[0] < 0
+
+
+def learn_mask(batch: TorchBatch, burn_in: int) -> torch.Tensor:
+    """``[T, B]`` bool, the steps a loss learns from: real steps after the burn-in, and in a
+    sequence that starts an episode every real step (nothing to burn in: without this the
+    first ``burn_in`` steps of every episode would never be learned, most of an episode
+    as short as a MiniGrid demo's)."""
+    learn = batch.mask.clone()
+    if burn_in > 0:
+        learn[:burn_in] &= episode_starts(batch)
+    return learn
+
+
 def unroll(
     network: torch.nn.Module, batch: TorchBatch, burn_in: int, grad: bool = True
 ) -> NetworkOutput:
     """All heads ``[T, B, ...]`` over the whole sequence from the stored state; the first
-    ``burn_in`` steps only refresh the state and carry no gradient (all steps carry none
-    when ``grad`` is False)."""
+    ``burn_in`` steps only refresh the state and carry no gradient, except in sequences
+    that start an episode (see :func:`learn_mask`; all steps carry none when ``grad`` is
+    False)."""
 
     def part(x: torch.Tensor | dict, lo: int, hi: int | None):
         if isinstance(x, dict):
@@ -80,7 +110,8 @@ def unroll(
         with torch.no_grad():
             return network(batch.obs, batch.prev_action, batch.prev_reward, batch.state)
     if isinstance(network, RecurrentNetwork):  # burn-in split inside the torso, heads once
-        return network(batch.obs, batch.prev_action, batch.prev_reward, batch.state, burn_in)
+        fresh = episode_starts(batch) if burn_in > 0 else None
+        return network(batch.obs, batch.prev_action, batch.prev_reward, batch.state, burn_in, fresh)
     state, burn = batch.state, None
     if burn_in > 0:
         with torch.no_grad():
@@ -110,11 +141,14 @@ def q_values(learner: LearnerView, batch: TorchBatch) -> tuple[torch.Tensor, tor
     return q_online, q_target
 
 
-def r2d2_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
-    """n-step double Q-learning with value rescaling over the trace (after burn-in)."""
+def r2d2_loss(
+    learner: LearnerView, batch: TorchBatch, margin_weight: float = 0.0, margin: float = 0.8
+) -> LossOutput:
+    """n-step double Q-learning with value rescaling over the trace (after burn-in); with
+    ``margin_weight`` > 0, plus that times DQfD's :func:`large_margin_loss` on the learned
+    steps of demo elements (``batch.is_demo``; priorities stay the TD errors)."""
     cfg = learner.cfg
     q_online, q_target = q_values(learner, batch)
-    burn = cfg.burn_in
     greedy = q_online.argmax(dim=-1, keepdim=True)
     bootstrap = q_target.gather(-1, greedy).squeeze(-1)
     eps = cfg.rescale_eps if cfg.value_rescaling else None
@@ -122,24 +156,34 @@ def r2d2_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
         batch.reward, batch.terminal, batch.mask, bootstrap, cfg.discount, cfg.n_step, eps
     )
     q_taken = q_online.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
-    learn_mask = batch.mask.clone()
-    learn_mask[:burn] = False
-    td = (target.detach() - q_taken) * learn_mask
-    per_seq = 0.5 * (td**2).sum(0) / learn_mask.sum(0).clamp(min=1)
+    learn = learn_mask(batch, cfg.burn_in)
+    td = (target.detach() - q_taken) * learn
+    per_step = 0.5 * td**2
+    metrics = {}
+    if margin_weight > 0:
+        on_demo = learn & batch.is_demo.unsqueeze(0)
+        gap = large_margin_loss(q_online, batch.action, margin) * on_demo
+        per_step = per_step + margin_weight * gap
+        metrics["loss_margin"] = float(gap.detach().sum() / on_demo.sum().clamp(min=1))
+    per_seq = per_step.sum(0) / learn.sum(0).clamp(min=1)
     loss = (per_seq * batch.weight).mean()
     return LossOutput(
         loss=loss,
         td_abs=td.detach().abs(),
-        learn_mask=learn_mask,
+        learn_mask=learn,
         metrics={
             "loss": float(loss.detach()),
-            "q_mean": float((q_taken.detach() * learn_mask).sum() / learn_mask.sum().clamp(min=1)),
+            "q_mean": float((q_taken.detach() * learn).sum() / learn.sum().clamp(min=1)),
+            **metrics,
         },
     )
 
 
 __all__ = [
+    "episode_starts",
     "inverse_value_rescale",
+    "large_margin_loss",
+    "learn_mask",
     "n_step_targets",
     "q_values",
     "r2d2_loss",

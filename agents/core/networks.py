@@ -346,17 +346,29 @@ class RecurrentNetwork(nn.Module):
         prev_reward: torch.Tensor,
         state: LSTMState,
         burn_in: int = 0,
+        fresh: torch.Tensor | None = None,
     ) -> tuple[torch.Tensor, LSTMState]:
         """``[T, B, lstm]`` core outputs and the state after the last step. The first
         ``burn_in`` steps only refresh the recurrent state: no gradient flows through them
-        (their outputs are returned, detached)."""
+        (their outputs are returned, detached), except in the rows ``fresh`` (``[B]`` bool)
+        marks: sequences that start an episode hold its true initial state, so there is
+        nothing to refresh and their first steps are learned like the rest."""
         t = prev_action.shape[0]
         if 0 < burn_in < t:  # the burn-in without a graph: no backward pass over its steps
+            head = ({k: v[:burn_in] for k, v in obs.items()}, prev_action[:burn_in],
+                    prev_reward[:burn_in])  # fmt: skip
             with torch.no_grad():
-                burnt, state = self.torso(
-                    {k: v[:burn_in] for k, v in obs.items()},
-                    prev_action[:burn_in], prev_reward[:burn_in], state,
+                burnt, after = self.torso(*head, state)
+            if fresh is not None and bool(fresh.any()):  # those rows again, with a graph
+                rows = fresh.nonzero().squeeze(1)
+                out, last = self.torso(
+                    {k: v[:, rows] for k, v in head[0].items()}, head[1][:, rows],
+                    head[2][:, rows], LSTMState(state.h[rows], state.c[rows]),
                 )  # fmt: skip
+                burnt = burnt.index_copy(1, rows, out)
+                after = LSTMState(after.h.index_copy(0, rows, last.h),
+                                  after.c.index_copy(0, rows, last.c))  # fmt: skip
+            state = after
             out, state = self.torso(
                 {k: v[burn_in:] for k, v in obs.items()},
                 prev_action[burn_in:], prev_reward[burn_in:], state,
@@ -391,11 +403,12 @@ class RecurrentNetwork(nn.Module):
         prev_reward: torch.Tensor,
         state: LSTMState,
         burn_in: int = 0,
+        fresh: torch.Tensor | None = None,
     ) -> NetworkOutput:
         """``obs[leaf]``: ``[T, B, ...]``; ``prev_action``: ``[T, B]`` long (-1 = none);
-        ``prev_reward``: ``[T, B]``; ``state``: each ``[B, H]``; ``burn_in``: see
-        :meth:`torso` (the heads still give all ``T`` steps)."""
-        out, state = self.torso(obs, prev_action, prev_reward, state, burn_in)
+        ``prev_reward``: ``[T, B]``; ``state``: each ``[B, H]``; ``burn_in``, ``fresh``:
+        see :meth:`torso` (the heads still give all ``T`` steps)."""
+        out, state = self.torso(obs, prev_action, prev_reward, state, burn_in, fresh)
         return NetworkOutput({k: head(out) for k, head in self.heads.items()}, state)
 
 

@@ -292,6 +292,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
             f"--env {cfg.env}: expected a Discrete action space, got {env.action_space}"
         )
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
+    agent.configure(info)
     networks = agent.build_networks(info)
     learner = Learner(
         networks, cfg, device, agent.loss(), agent.target_rules(), agent.param_groups(networks)

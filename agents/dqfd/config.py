@@ -9,6 +9,7 @@ from agents.core.config import (
     ConfigGroup,
     DemoConfig,
     DemoReplayConfig,
+    MarginConfig,
     ReplayAgentConfig,
     require,
 )
@@ -25,12 +26,8 @@ class DQfDSettings(ConfigGroup):
     """Log the pre-training losses every this many updates."""
 
     # --- loss ------------------------------------------------------------------------------
-    margin: float = 0.8
-    """Large-margin classification: margin l(a_E, a) for actions a other than the demo's."""
     lambda_n_step: float = 1.0
-    """Weight lambda1 of the n-step double-Q loss."""
-    lambda_margin: float = 1.0
-    """Weight lambda2 of the large-margin loss (demo transitions only)."""
+    """Weight lambda1 of the n-step double-Q loss (lambda2 is --lambda-margin)."""
     lambda_l2: float = 1e-5
     """Weight lambda3 of the L2 regularisation of the network's parameters."""
 
@@ -41,14 +38,14 @@ class DQfDSettings(ConfigGroup):
     """epsilon_a added to the priority of agent sequences."""
 
     def check(self) -> None:
-        names = ("pretrain_updates", "lambda_n_step", "lambda_margin", "lambda_l2", "margin")
+        names = ("pretrain_updates", "lambda_n_step", "lambda_l2")
         require(self, names, 0)
         require(self, ("demo_priority_bonus", "agent_priority_bonus"), 0.0, strict=True)
         require(self, ("pretrain_log_every",), 1)
 
 
 @dataclass
-class DQfDConfig(DQfDSettings, DemoReplayConfig, DemoConfig, ReplayAgentConfig):
+class DQfDConfig(DQfDSettings, MarginConfig, DemoReplayConfig, DemoConfig, ReplayAgentConfig):
     """DQfD (Hester et al. 2018): pre-training on demos, then interaction, with a
     large-margin loss on demo transitions and demos kept in prioritized replay."""
 

@@ -12,23 +12,11 @@ from typing import TYPE_CHECKING
 import torch
 
 from agents.core.batch import LearnerView, LossOutput, TorchBatch
-from agents.core.losses import n_step_targets, q_values
+from agents.core.losses import large_margin_loss, learn_mask, n_step_targets, q_values
 from agents.core.replay import PrioritizedSequenceReplay
 
 if TYPE_CHECKING:
     from agents.dqfd.config import DQfDConfig
-
-
-def large_margin_loss(q: torch.Tensor, action: torch.Tensor, margin: float) -> torch.Tensor:
-    """``max_a [Q(s, a) + l(a_E, a)] - Q(s, a_E)`` per step, ``l = margin`` for ``a != a_E``.
-
-    ``q``: ``[T, B, A]``; ``action``: ``[T, B]`` the demonstrator's actions; -> ``[T, B]``
-    (zero exactly when the demo action's value beats every other by at least the margin).
-    """
-    penalty = torch.full_like(q, margin)
-    penalty.scatter_(-1, action.unsqueeze(-1), 0.0)
-    q_expert = q.gather(-1, action.unsqueeze(-1)).squeeze(-1)
-    return (q + penalty).max(dim=-1).values - q_expert
 
 
 def l2_penalty(module: torch.nn.Module) -> torch.Tensor:
@@ -78,9 +66,8 @@ class DQfDLoss:
         bootstrap = q_target.gather(-1, greedy).squeeze(-1)
         eps = cfg.rescale_eps if cfg.value_rescaling else None
         q_taken = q_online.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
-        learn_mask = batch.mask.clone()
-        learn_mask[: cfg.burn_in] = False
-        m = learn_mask.float()
+        learn = learn_mask(batch, cfg.burn_in)
+        m = learn.float()
 
         def td(n: int) -> torch.Tensor:
             target = n_step_targets(
@@ -92,7 +79,7 @@ class DQfDLoss:
         demo = batch.is_demo
         margin = large_margin_loss(q_online, batch.action, cfg.margin) * m * demo.float()
         per_step = 0.5 * td_1**2 + cfg.lambda_n_step * 0.5 * td_n**2 + cfg.lambda_margin * margin
-        per_seq = per_step.sum(0) / learn_mask.sum(0).clamp(min=1)
+        per_seq = per_step.sum(0) / learn.sum(0).clamp(min=1)
         weight = batch.weight
         if self.buffers is not None:
             weight = global_weights(weight, batch.source, self.buffers)
@@ -104,14 +91,14 @@ class DQfDLoss:
         return LossOutput(
             loss=loss,
             td_abs=td_abs,
-            learn_mask=learn_mask,
+            learn_mask=learn,
             metrics={
                 "loss": float(loss.detach()),
                 "loss_1step": float((0.5 * td_1**2).sum().detach() / m.sum().clamp(min=1)),
                 "loss_nstep": float((0.5 * td_n**2).sum().detach() / m.sum().clamp(min=1)),
                 "loss_margin": float(margin.sum().detach() / n_demo),
                 "loss_l2": float(l2.detach()),
-                "q_mean": float(q_taken[learn_mask].mean().detach()),
+                "q_mean": float(q_taken[learn].mean().detach()),
             },
         )
 

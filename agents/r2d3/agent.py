@@ -1,18 +1,22 @@
 """R2D3: R2D2's learner and loss, plus the demo mix (and optionally an episode memory of
-the best agent episodes) as extra data sources."""
+the best agent episodes) as extra data sources, and DQfD's large-margin loss on the demo
+steps when --lambda-margin > 0."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from agents.core.actor import FinishedEpisode
-from agents.core.agent import Agent
+from agents.core.agent import Agent, EnvInfo
+from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
+from agents.core.losses import r2d2_loss
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext, TrainResult, train
-from agents.r2d3.config import R2D3Config
+from agents.r2d3.config import R2D3Config, default_margin_weight
 from agents.r2d3.memory import EpisodeMemory
 
 
@@ -24,6 +28,14 @@ class R2D3(Agent):
         super().__init__(cfg)
         self.demo_mix = DemoMix(cfg)
         self.memory: EpisodeMemory | None = None
+
+    def configure(self, env: EnvInfo) -> None:
+        if self.cfg.lambda_margin is None:
+            self.cfg.lambda_margin = default_margin_weight(env.preprocess.spec)
+
+    def loss(self) -> Loss:
+        weight = self.cfg.lambda_margin or 0.0  # None: configure() not called (no env yet)
+        return partial(r2d2_loss, margin_weight=weight, margin=self.cfg.margin)
 
     def keep_episodes(self) -> bool:
         return self.cfg.episode_memory_ratio > 0

@@ -26,13 +26,12 @@ def test_r2d2_cartpole_learns(tmp_path):
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_r2d3_mountaincar_with_one_demo_reaches_the_flag(tmp_path, mountaincar_demos):
+def test_r2d3_mountaincar_with_one_demo_reaches_minus_120_within_10k(tmp_path, mountaincar_demos):
+    """Issue 16's target at R2D3's defaults (3 seeds: first at 5k, 5k and 7.5k env steps)."""
     cfg = R2D3Config(
         env="MountainCar-v0",
         demos=(mountaincar_demos,),
-        demo_ratio=0.25,
-        env_steps_per_update=2.0,
-        total_env_steps=40_000,
+        total_env_steps=10_000,
         eval_every=2500,
         stop_return=-120.0,
         run_dir=tmp_path / "run",
@@ -40,4 +39,4 @@ def test_r2d3_mountaincar_with_one_demo_reaches_the_flag(tmp_path, mountaincar_d
         tensorboard=False,
     )
     result = train_r2d3(cfg)
-    assert max(r for _, r in result.evals) > -200.0  # the flag is reached in evaluation
+    assert max(r for _, r in result.evals) >= -120.0
