@@ -7,9 +7,9 @@
   python benchmarks/bench_reactor.py ablation [--seeds ...] [--variants ...]
       CartPole-v1: full Reactor vs without the distributional critic, TIS instead of
       beta-LOO, with the trust region: env steps to 475 and final evaluation return.
-  python benchmarks/bench_reactor.py mountaincar [--seeds ...] [--budget 50000]
+  python benchmarks/bench_reactor.py mountaincar [--seeds ...] [--budget 50000] [--variants ...]
       MountainCar-v0 with the one shipped demo (the first file of demos/MountainCar-v0)
-      vs without: env steps to an evaluation mean >= -120.
+      vs without (variants one_demo, no_demos): env steps to an evaluation mean >= -120.
   python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
@@ -39,6 +39,10 @@ VARIANTS = {
     "expected_critic": dict(distributional=False),
     "tis": dict(policy_gradient="tis"),
     "trust_region": dict(trust_region=True),
+}
+MC_VARIANTS = {
+    "one_demo": dict(demos=tuple(SHIPPED_MC_DEMO)),
+    "no_demos": {},
 }
 
 
@@ -131,18 +135,23 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("which", choices=["cartpole", "ablation", "mountaincar"])
     p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
     p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
-    p.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
+    p.add_argument("--variants", nargs="*", default=None, choices=[*VARIANTS, *MC_VARIANTS],
+                   help="ablation: full expected_critic tis trust_region (default all); "
+                   "mountaincar: one_demo no_demos (default both)")  # fmt: skip
     p.add_argument("--work", default="/tmp/demostudio-bench-reactor")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=JSON",
                    help="config overrides for every run, e.g. entropy_weight=0.01")  # fmt: skip
     args = p.parse_args(argv)
+    known = MC_VARIANTS if args.which == "mountaincar" else VARIANTS
+    if args.variants and not set(args.variants) <= set(known):
+        p.error(f"--variants: expected some of {list(known)} for {args.which}, got {args.variants}")
     overrides = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     out: dict = {"benchmark": f"reactor-{args.which}", "overrides": overrides}
     if args.which in ("cartpole", "ablation"):
         budget = args.budget or 50_000
-        variants = ["full"] if args.which == "cartpole" else args.variants
+        variants = ["full"] if args.which == "cartpole" else args.variants or list(VARIANTS)
         for name in variants:
             runs = [
                 learning_run(
@@ -157,11 +166,14 @@ def main(argv: list[str] | None = None) -> int:
             out[name] = summarize(runs, budget, 475.0)
     else:
         budget = args.budget or 50_000
-        demo = dict(demos=tuple(SHIPPED_MC_DEMO))
-        for name, extra in (("one_demo", demo), ("no_demos", {})):
+        for name in args.variants or list(MC_VARIANTS):
             runs = [
                 learning_run(
-                    s, work, -120.0, total_env_steps=budget, **{**MOUNTAINCAR, **extra, **overrides}
+                    s,
+                    work,
+                    -120.0,
+                    total_env_steps=budget,
+                    **{**MOUNTAINCAR, **MC_VARIANTS[name], **overrides},
                 )
                 for s in args.seeds
             ]
