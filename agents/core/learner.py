@@ -11,10 +11,7 @@ gradients (RND's fixed random target) is held and checkpointed but not trained.
 
 from __future__ import annotations
 
-import importlib
 import math
-import sys
-import threading
 from collections.abc import Mapping
 from typing import Any
 
@@ -23,15 +20,6 @@ import torch
 
 from agents.core.batch import Loss, Sample, to_torch
 from agents.core.targets import TargetRule, make_target
-
-
-def warm_up_optimizer_import() -> None:
-    """Import what torch's first optimizer imports (torch._dynamo) in a background thread; a
-    later import waits for it (Python's per-module import lock) instead of repeating it."""
-    if "torch._dynamo" not in sys.modules:
-        threading.Thread(
-            target=importlib.import_module, args=("torch._dynamo",), daemon=True
-        ).start()
 
 
 class Learner:
@@ -57,22 +45,13 @@ class Learner:
         self.targets = {k: make_target(self.networks[k]) for k in self.rules}
         self.loss_fn = loss
         self.params = [p for n in self.networks.values() for p in n.parameters() if p.requires_grad]
-        self._groups = param_groups if param_groups is not None else [{"params": self.params}]
-        self._optimizer: torch.optim.Adam | None = None
+        # fused: one kernel for every parameter's whole Adam step (the per-tensor loop, the
+        # default on CPU, costs a few ops per parameter: a tenth of a small update)
+        groups = param_groups if param_groups is not None else [{"params": self.params}]
+        self.optimizer = torch.optim.Adam(
+            groups, lr=cfg.learning_rate, eps=cfg.adam_eps, fused=True
+        )
         self.updates = 0
-
-    @property
-    def optimizer(self) -> torch.optim.Adam:
-        """Built on first use: constructing torch's first optimizer imports torch._dynamo
-        (0.9 s here), which :func:`warm_up_optimizer_import` does meanwhile in the background
-        while the actors start and the replay fills."""
-        if self._optimizer is None:
-            # fused: one kernel for every parameter's whole Adam step (the per-tensor loop, the
-            # default on CPU, costs a few ops per parameter: a tenth of a small update)
-            self._optimizer = torch.optim.Adam(
-                self._groups, lr=self.cfg.learning_rate, eps=self.cfg.adam_eps, fused=True
-            )
-        return self._optimizer
 
     @property
     def network(self) -> torch.nn.Module:
@@ -124,4 +103,4 @@ class Learner:
         self.updates = int(state["updates"])
 
 
-__all__ = ["Learner", "warm_up_optimizer_import"]
+__all__ = ["Learner"]

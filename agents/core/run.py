@@ -39,7 +39,7 @@ from agents.core.checkpoint import (
 from agents.core.config import config_to_dict
 from agents.core.controller import AgentController
 from agents.core.evaluate import EvalResult, run_episodes
-from agents.core.learner import Learner, warm_up_optimizer_import
+from agents.core.learner import Learner
 from agents.core.logger import RunLogger
 from agents.core.mixing import DataSource, ReplayMix
 from agents.core.networks import RecurrentNetwork
@@ -363,7 +363,6 @@ def _open(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
 
 def train(agent: Agent) -> TrainResult:
     """Run ``agent`` (a fresh run, or ``--resume``) and return what it did."""
-    warm_up_optimizer_import()
     cfg = agent.cfg
     resolve_env(cfg)
     cfg.validate()
