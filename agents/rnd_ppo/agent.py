@@ -35,6 +35,7 @@ import torch
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.batch import LearnerView, Loss, LossOutput, TorchBatch, to_torch, uniform_sample
 from agents.core.demos import context_demos, demo_sequences
+from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.policy import EpsilonGreedy, Selector
@@ -265,7 +266,7 @@ class RNDPPO(Agent):
                             "intrinsic_raw": float(raw[real].mean())})  # fmt: skip
         start_int = None
         if value_int is not None:
-            starts = torch.from_numpy(batch.prev_action[:, 0] < 0).to(ctx.device)  # [B]
+            starts = episode_starts(tb)  # [B]
             if starts.any():
                 start_int = float(value_int[0, starts].mean())
         t = rollout_targets(cfg, out.heads["value_ext"], value_int, tb.reward[:s],
