@@ -14,7 +14,8 @@ Ablations: `--set KEY=VALUE ...` (JSON values; `stop_return=null` runs the whole
 overrides config fields of every learning run, e.g.
   python benchmarks/bench_agents.py mountaincar --algos r2d3 --budget 16000 \
       --set n_step=10 demo_replay_kind=rank stop_return=null
-Each run lists its evaluations as [env steps, mean return].
+Each run lists its evaluations as [env steps, mean return]. `--jobs 2` runs the learning
+runs (every algorithm and seed) two at a time in their own processes, one torch thread each.
 
 Demos are recorded with the scripted controllers into --work (default /tmp/demostudio-bench).
 """
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import multiprocessing as mp
 import statistics
 import sys
 import time
@@ -217,6 +219,21 @@ def learning_run(
     }
 
 
+def _run_star(args: tuple) -> dict:
+    algo, seed, work, kw = args
+    torch.set_num_threads(1)
+    return learning_run(algo, seed, work, **kw)
+
+
+def learning_runs(specs: list[tuple[str, int, Path, dict]], jobs: int) -> list[dict]:
+    """``learning_run(algo, seed, work, **kw)`` for every spec, ``jobs`` at once, each in its
+    own process (results in the order of ``specs``)."""
+    if jobs <= 1 or len(specs) <= 1:
+        return [_run_star(spec) for spec in specs]
+    with mp.get_context("spawn").Pool(min(jobs, len(specs))) as pool:
+        return pool.map(_run_star, specs, chunksize=1)
+
+
 def reach(evals: list[dict], target: float | None, hold: float | None) -> dict:
     if target is None:
         return {}
@@ -296,6 +313,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
     p.add_argument("--algos", nargs="*", default=None, help="subset of r2d2 r2d3")
     p.add_argument("--work", default="/tmp/demostudio-bench")
+    p.add_argument("--jobs", type=int, default=1, help="learning runs in parallel processes")
     p.add_argument("--set", nargs="*", default=[], metavar="KEY=VALUE",
                    help="config overrides for every learning run (ablations)")  # fmt: skip
     args = p.parse_args(argv)
@@ -307,50 +325,36 @@ def main(argv: list[str] | None = None) -> int:
         out = throughput(args)
     elif args.which == "cartpole":
         budget = args.budget or 100_000
-        runs = [
-            learning_run(
-                "r2d2", s, work, total_env_steps=budget, device=args.device, **{**CARTPOLE, **sets}
-            )
-            for s in args.seeds
-        ]
+        kw = dict(total_env_steps=budget, device=args.device, **{**CARTPOLE, **sets})
+        runs = learning_runs([("r2d2", s, work, kw) for s in args.seeds], args.jobs)
         out = {"benchmark": "r2d2-cartpole", "target": 475, **summarize(runs, budget)}
     elif args.which == "mountaincar":
         budget = args.budget or 50_000
         demos = record_demos(work, "MountainCar-v0", 1)
         out = {"benchmark": "mountaincar", "target": -120, "demos": 1, "set": sets}
-        for algo in args.algos or ["r2d3", "r2d2"]:
+        algos = args.algos or ["r2d3", "r2d2"]
+        specs = []
+        for algo in algos:
             extra = dict(demos=(demos,), **MC_R2D3) if algo == "r2d3" else {}
-            runs = [
-                learning_run(
-                    algo,
-                    s,
-                    work,
-                    target=-120.0,
-                    hold=MC_DEMO_RETURN,
-                    total_env_steps=budget,
-                    device=args.device,
-                    **{**MOUNTAINCAR, **extra, **sets},
-                )
-                for s in args.seeds
-            ]
-            out[algo] = summarize(runs, budget)
+            kw = dict(target=-120.0, hold=MC_DEMO_RETURN, total_env_steps=budget,
+                      device=args.device, **{**MOUNTAINCAR, **extra, **sets})  # fmt: skip
+            specs += [(algo, s, work, kw) for s in args.seeds]
+        runs = learning_runs(specs, args.jobs)
+        for algo in algos:
+            out[algo] = summarize([r for r in runs if r["algo"] == algo], budget)
     else:
         budget = args.budget or 60_000
         demos = record_demos(work, "MiniGrid-DoorKey-8x8-v0", 10)
         out = {"benchmark": "doorkey-8x8", "demos": 10, "set": sets}
-        for algo in args.algos or ["r2d3", "r2d2"]:
+        algos = args.algos or ["r2d3", "r2d2"]
+        specs = []
+        for algo in algos:
             extra = dict(demos=(demos,)) if algo == "r2d3" else {}
-            runs = [
-                learning_run(
-                    algo,
-                    s,
-                    work,
-                    total_env_steps=budget,
-                    device=args.device,
-                    **{**DOORKEY, **extra, **sets},
-                )
-                for s in args.seeds
-            ]
+            kw = dict(total_env_steps=budget, device=args.device, **{**DOORKEY, **extra, **sets})
+            specs += [(algo, s, work, kw) for s in args.seeds]
+        every = learning_runs(specs, args.jobs)
+        for algo in algos:
+            runs = [r for r in every if r["algo"] == algo]
             rates = [r["final_success_rate"] for r in runs]
             late = [r["last_3_evals_success_mean"] for r in runs]
             out[algo] = {
