@@ -354,21 +354,18 @@ class RecurrentNetwork(nn.Module):
         marks: sequences that start an episode hold its true initial state, so there is
         nothing to refresh and their first steps are learned like the rest."""
         t = prev_action.shape[0]
-        if 0 < burn_in < t:  # the burn-in without a graph: no backward pass over its steps
+        if 0 < burn_in < t:
             head = ({k: v[:burn_in] for k, v in obs.items()}, prev_action[:burn_in],
                     prev_reward[:burn_in])  # fmt: skip
-            with torch.no_grad():
+            if fresh is None or not bool(fresh.any()):  # no graph: no backward over the burn-in
+                with torch.no_grad():
+                    burnt, state = self.torso(*head, state)
+            else:  # one pass with a graph; rows that do not start an episode are cut off it
                 burnt, after = self.torso(*head, state)
-            if fresh is not None and bool(fresh.any()):  # those rows again, with a graph
-                rows = fresh.nonzero().squeeze(1)
-                out, last = self.torso(
-                    {k: v[:, rows] for k, v in head[0].items()}, head[1][:, rows],
-                    head[2][:, rows], LSTMState(state.h[rows], state.c[rows]),
-                )  # fmt: skip
-                burnt = burnt.index_copy(1, rows, out)
-                after = LSTMState(after.h.index_copy(0, rows, last.h),
-                                  after.c.index_copy(0, rows, last.c))  # fmt: skip
-            state = after
+                keep = fresh.view(-1, 1)
+                burnt = torch.where(keep, burnt, burnt.detach())
+                state = LSTMState(torch.where(keep, after.h, after.h.detach()),
+                                  torch.where(keep, after.c, after.c.detach()))  # fmt: skip
             out, state = self.torso(
                 {k: v[burn_in:] for k, v in obs.items()},
                 prev_action[burn_in:], prev_reward[burn_in:], state,
