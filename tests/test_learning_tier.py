@@ -20,6 +20,10 @@ deterministic on one machine: repeated runs of a seed gave the same evaluations.
 
 Each takes well under a minute of one core: measured CPU seconds bc 2.7, dqfd 14.5, r2d2
 24.2, r2d3 19.4, sqil 18.1 (79 s for the tier).
+The actor-critic and on-policy agents have theirs beside their other tests, in the same
+default run: reactor (CartPole-v1 >= 200 within 8k env steps) in tests/agents_reactor/
+test_learning.py; ppo (CartPole-v1 >= 300 within 40k) and rnd-ppo (MiniGrid-Empty-5x5 >= 0.8
+within 20k) in tests/agents_rnd_ppo/test_learning.py.
 The longer targets (MountainCar from one demo, DoorKey) are in tests/agents/
 test_learning_slow.py and benchmarks/bench_agents.py.
 """
