@@ -99,6 +99,17 @@ class TrainResult(NamedTuple):
     """Env steps of the first evaluation reaching ``stop_return`` (None if never)."""
 
 
+SEED_STRIDE = 1_000_003
+"""Env seeds of run seed s start at s * SEED_STRIDE: the envs of nearby run seeds draw
+disjoint streams (with ``seed + i``, seeds 0 and 1 shared 7 of 8 envs' layouts)."""
+
+
+def env_seed(seed: int, episodes: int, first_env: int) -> int:
+    """The first reset seed of env ``first_env`` (env i of an actor gets this + i); a resumed
+    run (``episodes`` done) moves on to seeds it has not used."""
+    return (seed * SEED_STRIDE + 1000 * episodes + first_env) % 2**31
+
+
 @dataclass
 class RunContext:
     """Everything a schedule or an agent hook may use during a run."""
@@ -170,7 +181,7 @@ class RunContext:
                     cfg.sequence_length,
                     cfg.period,
                     EndBehavior(cfg.end_behavior),
-                    env_seed=cfg.seed + 1000 * self.counters["episodes"] + k * n,
+                    env_seed=env_seed(cfg.seed, self.counters["episodes"], k * n),
                     policy_seed=cfg.seed + 2 + 7919 * k,
                     keep_episodes=self.agent.keep_episodes(),
                     first_actor=k * n,

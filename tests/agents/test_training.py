@@ -251,3 +251,15 @@ def test_train_cli_does_not_import_torch_or_agents():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def test_env_seeds_of_nearby_run_seeds_do_not_overlap():
+    from agents.core.run import env_seed
+
+    envs = 8  # env i of an actor is first reset with env_seed(...) + i
+    streams = [{env_seed(s, 0, 0) + i for i in range(envs)} for s in range(3)]
+    assert streams[0] == set(range(envs))  # seed 0 as before the stride
+    assert not (streams[0] & streams[1]) and not (streams[1] & streams[2])
+    resumed = {env_seed(1, 40, 0) + i for i in range(envs)}  # a resumed run: fresh seeds
+    assert not (resumed & streams[1])
+    assert 0 <= env_seed(10**9, 10**6, 64) < 2**31  # a valid seed for every env library
