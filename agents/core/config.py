@@ -129,10 +129,14 @@ class InteractConfig(ConfigGroup):
     """How many periodic checkpoints to keep (the final one is always kept)."""
     stop_return: float | None = None
     """Stop early once an evaluation's mean return reaches this."""
+    stop_evals: int = 1
+    """With --stop-return: stop once the mean of the last this many evaluations' returns
+    reaches it (1: the first evaluation that does; more asks for a result that holds)."""
 
     def check(self) -> None:
         require(self, ("total_env_steps", "checkpoint_every"), 1)
         require(self, ("keep_checkpoints",), 0)
+        require(self, ("stop_evals",), 1)
 
 
 @dataclass

@@ -413,6 +413,12 @@ class _Shell:
             buffers = {b.name: b.state_arrays() for b in ctx.mix.buffers if b.persistent}
             save_replays(ctx.run_dir, ctx.counters["env_steps"], buffers)
 
+    def reached_stop(self) -> bool:
+        """The mean return of the last ``stop_evals`` evaluations reaches ``stop_return``."""
+        stop, window = getattr(self.cfg, "stop_return", None), getattr(self.cfg, "stop_evals", 1)
+        recent = [r for _, r in self.ctx.evals[-window:]]
+        return stop is not None and len(recent) == window and float(np.mean(recent)) >= stop
+
     def evaluate(self, clock: int) -> EvalResult:
         ctx, cfg = self.ctx, self.cfg
         env_steps = ctx.counters["env_steps"]
@@ -495,10 +501,9 @@ class _Shell:
                 if ctx.agent.after_iteration(ctx):
                     return True
                 if now >= next_eval and not sched.done(ctx):  # the end has its own evaluation
-                    result = self.evaluate(now)
+                    self.evaluate(now)
                     next_eval = next_multiple(phase.eval_every)
-                    stop = getattr(cfg, "stop_return", None)
-                    if stop is not None and result.mean >= stop:
+                    if self.reached_stop():
                         self.solved_at = ctx.counters["env_steps"]
                         return True
                 if now >= next_ckpt:

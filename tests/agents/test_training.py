@@ -263,3 +263,14 @@ def test_env_seeds_of_nearby_run_seeds_do_not_overlap():
     resumed = {env_seed(1, 40, 0) + i for i in range(envs)}  # a resumed run: fresh seeds
     assert not (resumed & streams[1])
     assert 0 <= env_seed(10**9, 10**6, 64) < 2**31  # a valid seed for every env library
+
+
+def test_stop_evals_stops_once_the_last_evaluations_hold_the_return(tmp_path):
+    every = TINY.get("eval_every", 600)
+    base = dict(TINY, total_env_steps=20 * every, eval_every=every, stop_return=-1.0)
+    one = train_r2d2(R2D2Config(**base, run_dir=tmp_path / "one"))
+    assert one.solved_at is not None and len(one.evals) == 1  # CartPole's returns are >= 0
+    three = train_r2d2(R2D2Config(**base, stop_evals=3, run_dir=tmp_path / "three"))
+    assert len(three.evals) == 3 and three.solved_at == three.evals[-1][0]
+    with pytest.raises(ValueError, match="--stop-evals: expected >= 1, got 0"):
+        R2D2Config(**base, stop_evals=0, run_dir=tmp_path / "zero").validate()
