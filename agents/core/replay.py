@@ -51,14 +51,14 @@ class SumTree:
         if np.any(value < 0) or not np.all(np.isfinite(value)):
             raise ValueError(f"expected finite priorities >= 0, got {value}")
         nodes = index + self._leaves
-        self._tree[nodes] = value
-        nodes = np.unique(nodes // 2)  # sorted, so halving keeps it sorted: drop repeats only
-        while nodes[0] >= 1:
-            self._tree[nodes] = self._tree[2 * nodes] + self._tree[2 * nodes + 1]
-            if nodes[0] == 1:
-                break
-            nodes = nodes // 2
-            nodes = nodes[np.concatenate(([True], nodes[1:] != nodes[:-1]))]
+        tree = self._tree
+        tree[nodes] = value
+        # every leaf is equally deep, so all paths reach the root together; a node on two
+        # paths is summed twice to the same value (cheaper than dropping the repeats)
+        while nodes.size and nodes[0] > 1:
+            nodes = nodes >> 1
+            left = nodes << 1
+            tree[nodes] = tree[left] + tree[left + 1]
 
     def find(self, mass: np.ndarray) -> np.ndarray:
         """Leaf index for each cumulative ``mass`` in ``[0, total)``."""
