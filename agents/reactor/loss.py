@@ -132,11 +132,12 @@ def _loss(
         pi_const.gather(-1, taken).squeeze(-1), x.mu_taken, cfg.retrace_lambda, cfg.trace_clip
     )
     if dist:
-        z = atoms(cfg.num_atoms, cfg.v_min, cfg.v_max, reward.device).to(x.critic.dtype)
+        v_min, v_max = cfg.support
+        z = atoms(cfg.num_atoms, v_min, v_max, reward.device).to(x.critic.dtype)
         target_probs = torch.softmax(x.target_critic.detach(), -1)
         q_star = distributional_retrace_targets(
             reward, x.terminal, x.mask, action, target_probs, pi_const, traces, discount,
-            cfg.v_min, cfg.v_max,
+            v_min, v_max,
         )  # fmt: skip
         log_q = torch.log_softmax(x.critic, -1)
         idx = taken.unsqueeze(-1).expand(*action.shape, 1, log_q.shape[-1])
