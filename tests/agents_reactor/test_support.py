@@ -93,3 +93,20 @@ def test_config_json_records_the_settled_support(tmp_path):
     train(Reactor(cfg))
     saved = json.loads((run / "config.json").read_text())
     assert (saved["v_min"], saved["v_max"]) == (-95.27, 8.67)
+
+
+def test_compare_needs_no_support_override_for_mountaincar():
+    from agents.compare import RunSpec, build_config
+
+    spec = RunSpec("reactor", 0, "MountainCar-v0", ("demos",), 5000, 1000, 2, 4, {}, "/tmp/run",
+                   "cpu", -110.0)  # fmt: skip
+    cfg = build_config(spec)
+    assert (cfg.v_min, cfg.v_max) == (None, None)  # settled when the run builds its agent
+    env = make_env("MountainCar-v0")
+    try:
+        Reactor(cfg).configure(
+            EnvInfo("MountainCar-v0", env, make_preprocessor(env.observation_space))
+        )
+    finally:
+        env.close()
+    assert cfg.v_min < -86.6 and cfg.v_max > 0.0  # every MountainCar return is representable
