@@ -32,8 +32,7 @@ ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_MC_DEMO = sorted((ROOT / "demos" / "MountainCar-v0").glob("*.h5"))[:1]
 
 CARTPOLE = dict(env="CartPole-v1", eval_every=2_500, eval_episodes=5)
-MOUNTAINCAR = dict(env="MountainCar-v0", eval_every=2_500, eval_episodes=5, v_min=-110.0,
-                   v_max=10.0)  # fmt: skip
+MOUNTAINCAR = dict(env="MountainCar-v0", eval_every=2_500, eval_episodes=5)
 VARIANTS = {
     "full": {},
     "expected_critic": dict(distributional=False),

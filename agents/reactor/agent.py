@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.core.agent import Agent
+from agents.core.agent import Agent, EnvInfo
 from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
 from agents.core.mixing import DataSource
@@ -31,6 +31,7 @@ from agents.core.targets import Polyak, TargetRule
 from agents.reactor.acting import BehaviourSample, demo_extras
 from agents.reactor.config import ReactorConfig
 from agents.reactor.learning import CRITIC, POLICY, reactor_learner_loss
+from agents.reactor.support import default_support
 
 
 class Reactor(Agent):
@@ -41,6 +42,21 @@ class Reactor(Agent):
         super().__init__(cfg)
         self.demo_mix = DemoMix(cfg) if cfg.demos else None
         self.num_actions = 0
+
+    def configure(self, env: EnvInfo) -> None:
+        """Settle the value support the flags left open: ``--v-min`` / ``--v-max`` from the
+        env's reward bounds and step limit (:mod:`agents.reactor.support`); a given value
+        wins."""
+        cfg = self.cfg
+        if cfg.v_min is None or cfg.v_max is None:
+            v_min, v_max = default_support(env.env, cfg.discount, cfg.reward_clip)
+            cfg.v_min = v_min if cfg.v_min is None else cfg.v_min
+            cfg.v_max = v_max if cfg.v_max is None else cfg.v_max
+            if not cfg.v_max > cfg.v_min:
+                raise ValueError(
+                    f"--v-min/--v-max: expected v_min < v_max, got {cfg.v_min}, {cfg.v_max} "
+                    f"(one given, the other the default for --env {env.env_id}); give both"
+                )
 
     @property
     def full_behaviour(self) -> bool:

@@ -37,9 +37,10 @@ each option becomes (``core``: a shared field of the core's config; ``reactor``:
                                  shared model that workers write to, so nothing to lock)
 
 Beyond the seed (the Reactor paper): ``--distributional`` / ``--num-atoms`` / ``--v-min`` /
-``--v-max`` (the distributional critic), ``--policy-gradient beta_loo|tis`` and
-``--beta-clip``, ``--retrace-lambda``, ``--critic-weight`` and ``--policy-trains-torso``
-(how much each loss shapes the shared torso), and the behaviour policy
+``--v-max`` (the distributional critic; its support defaults per env, see
+:mod:`agents.reactor.support`), ``--policy-gradient beta_loo|tis`` and ``--beta-clip``,
+``--retrace-lambda``, ``--critic-weight`` and ``--policy-trains-torso`` (how much each loss
+shapes the shared torso), and the behaviour policy
 ``mu = (1 - eps_i) pi + eps_i / A`` of actor ``i``, ``eps_i`` from the core's ladder
 (``--epsilon-base``, ``--epsilon-alpha``; alpha 0: every actor mixes with epsilon-base).
 
@@ -81,10 +82,17 @@ class ReactorLossConfig(ConfigGroup):
     """Distributional Retrace critic (C51 atoms, KL loss); off: expected-value Retrace."""
     num_atoms: int = 51
     """Atoms of the return distribution."""
-    v_min: float = -100.0
-    """Lowest atom (smallest representable return)."""
-    v_max: float = 100.0
-    """Highest atom (largest representable return)."""
+    v_min: float | None = None
+    """Lowest atom (smallest representable return). Default per env, written to config.json:
+    the env's discounted return bounds widened by 10% of their width on each side; the
+    bounds are the reward bounds per step (clipped to [-1, 1] with --reward-clip; classic
+    control's known, [-1, 1] for other envs) times the discounted horizon sum_{t<T} gamma^t
+    (T: the env's step limit), or the bounds per episode where the env pays one success
+    reward (MiniGrid [0, 1]) or a bounded sum (LunarLander [-300, 300]). CartPole-v1:
+    [-9.94, 109.28]; MountainCar-v0: [-95.27, 8.67]; MiniGrid: [-0.1, 1.1]
+    (agents/reactor/support.py)."""
+    v_max: float | None = None
+    """Highest atom (largest representable return). Default per env: see --v-min."""
     critic_weight: float | None = None
     """Weight of the critic loss against the policy loss (none: 10 for the distributional
     critic's cross-entropy, 1 for the expected critic's squared error)."""
@@ -123,12 +131,23 @@ class ReactorLossConfig(ConfigGroup):
             return self.critic_weight
         return 10.0 if self.distributional else 1.0
 
+    @property
+    def support(self) -> tuple[float, float]:
+        """``(v_min, v_max)`` once settled (given, or by ``Reactor.configure`` from the env)."""
+        if self.v_min is None or self.v_max is None:
+            raise ValueError(
+                f"--v-min/--v-max: expected numbers (given, or settled from the env by "
+                f"Reactor.configure), got {self.v_min}, {self.v_max}"
+            )
+        return self.v_min, self.v_max
+
     def check(self) -> None:
+        unset = self.v_min is None or self.v_max is None  # settled from the env later
         checks = [
             ("retrace_lambda", 0.0 <= self.retrace_lambda <= 1.0, "in [0, 1]"),
             ("trace_clip", self.trace_clip > 0.0, "> 0"),
             ("num_atoms", self.num_atoms >= 2, ">= 2"),
-            ("v_max", self.v_max > self.v_min, f"> --v-min ({self.v_min})"),
+            ("v_max", unset or self.v_max > self.v_min, f"> --v-min ({self.v_min})"),
             ("critic_weight", self.critic_loss_weight >= 0.0, ">= 0"),
             ("beta_clip", self.beta_clip >= 1.0, ">= 1"),
             ("tis_clip", self.tis_clip > 0.0, "> 0"),
@@ -172,8 +191,6 @@ class ReactorConfig(
     epsilon_alpha: float = 0.0
     learning_rate: float = 5e-4
     max_grad_norm: float = 40.0
-    v_min: float = -10.0
-    v_max: float = 110.0
 
 
 __all__ = ["ReactorConfig", "ReactorLossConfig"]

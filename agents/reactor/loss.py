@@ -1,7 +1,9 @@
 """The Reactor loss from unrolled network outputs: Retrace critic + policy gradient.
 
-Everything is time-major ``[T, B, ...]`` over the learned part of the sequences (the caller
-drops the burn-in: ``x[burn:]``; targets only look forward, so nothing is lost). Per step::
+Everything is time-major ``[T, B, ...]`` over whole sequences; ``learn`` marks the steps the
+loss learns from (the caller leaves out the burn-in of sequences that do not start their
+episode: :func:`agents.core.losses.learn_mask`). Targets only look forward, so the steps
+left out change no target of the steps learned. Per step::
 
     pi      = softmax(policy_logits)                  the learner's policy (acting mixes it
                                                       with uniform: agents.reactor.acting)
@@ -40,7 +42,7 @@ from agents.reactor.trust_region import trust_region_loss
 
 
 class ReactorLossInputs(NamedTuple):
-    """Network outputs and stored steps over the learned part of a batch, ``[T, B, ...]``."""
+    """Network outputs and stored steps over whole sequences of a batch, ``[T, B, ...]``."""
 
     policy_logits: torch.Tensor
     """``[T, B, A]`` online policy logits (with gradient)."""
@@ -65,6 +67,9 @@ class ReactorLossInputs(NamedTuple):
     """``[T, B, A]`` whole behaviour distribution (one-hot on demo steps); needed by TIS."""
     weight: torch.Tensor
     """``[B]`` prioritized-replay importance weights."""
+    learn: torch.Tensor | None = None
+    """``[T, B]`` bool, the steps to learn from (None: every real step); the last position is
+    never learned (it has no successor to bootstrap from)."""
 
 
 class ReactorLossOutput(NamedTuple):
@@ -73,7 +78,8 @@ class ReactorLossOutput(NamedTuple):
     priority: torch.Tensor
     """``[T, B]`` per-step critic error for priorities (0 outside ``learn_mask``)."""
     learn_mask: torch.Tensor
-    """``[T, B]`` bool, the steps the loss used (real steps, not the last position)."""
+    """``[T, B]`` bool, the steps the loss used (``learn`` and real steps, not the last
+    position)."""
     metrics: dict[str, float]
 
 
@@ -92,9 +98,30 @@ def reactor_loss(
         raise ValueError("expected average_logits with the trust region on, got None")
     if cfg.policy_gradient == "tis" and x.mu is None:
         raise ValueError("expected the behaviour distribution mu [T, B, A] for TIS, got None")
-    reward = x.reward.clamp(-1.0, 1.0) if cfg.reward_clip else x.reward
-    learn_mask = x.mask.clone()
+    learn_mask = x.mask.clone() if x.learn is None else x.learn & x.mask
     learn_mask[-1] = False
+    # Targets only look forward, so the rows before the first one any sequence learns (the
+    # burn-in, when no sequence of the batch starts its episode) need not be computed at all
+    # (the distributional target's cost grows with the square of the rows).
+    rows = learn_mask.any(1)
+    lo = int(rows.to(torch.int8).argmax()) if bool(rows.any()) else 0
+    if lo > 0:
+        cut = {f: getattr(x, f) for f in x._fields if f != "weight"}  # the [T, B, ...] fields
+        x = x._replace(**{f: v[lo:] for f, v in cut.items() if v is not None})
+    out = _loss(x, learn_mask[lo:], cfg, discount, dist)
+    pad = (0, 0, lo, 0)
+    return out._replace(priority=torch.nn.functional.pad(out.priority, pad), learn_mask=learn_mask)
+
+
+def _loss(
+    x: ReactorLossInputs,
+    learn_mask: torch.Tensor,
+    cfg: ReactorLossConfig,
+    discount: float,
+    dist: bool,
+) -> ReactorLossOutput:
+    """:func:`reactor_loss` over the rows from the first one any sequence learns."""
+    reward = x.reward.clamp(-1.0, 1.0) if cfg.reward_clip else x.reward
     steps = learn_mask.to(reward.dtype)
     w = steps * (x.weight / steps.sum(0).clamp(min=1.0) / steps.shape[1]).unsqueeze(0)
 
@@ -105,11 +132,12 @@ def reactor_loss(
         pi_const.gather(-1, taken).squeeze(-1), x.mu_taken, cfg.retrace_lambda, cfg.trace_clip
     )
     if dist:
-        z = atoms(cfg.num_atoms, cfg.v_min, cfg.v_max, reward.device).to(x.critic.dtype)
+        v_min, v_max = cfg.support
+        z = atoms(cfg.num_atoms, v_min, v_max, reward.device).to(x.critic.dtype)
         target_probs = torch.softmax(x.target_critic.detach(), -1)
         q_star = distributional_retrace_targets(
             reward, x.terminal, x.mask, action, target_probs, pi_const, traces, discount,
-            cfg.v_min, cfg.v_max,
+            v_min, v_max,
         )  # fmt: skip
         log_q = torch.log_softmax(x.critic, -1)
         idx = taken.unsqueeze(-1).expand(*action.shape, 1, log_q.shape[-1])
