@@ -127,7 +127,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     steps = agent.counters.get("env_steps", 0)
     print(
         f"{agent.path} ({agent.algo}, {agent.env_id}, {steps} env steps): "
-        f"mean return {result.mean:.2f} over {cfg.episodes} episodes"
+        f"mean return {result.mean:.2f} over {cfg.episodes} episodes, "
+        # a sparse-reward task (MiniGrid) pays only at the goal: this is its success count
+        f"{sum(r > 0 for r in result.returns)} with a positive return"
     )
     return 0
 
