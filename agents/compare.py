@@ -21,7 +21,7 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from agents.core.plotting import demo_returns, draw_demo_band
+from agents.core.plotting import demo_returns, draw_demo_band, fmt_return
 from demostudio.episode import env_folder_name, find_episodes, read_summary
 
 FINAL_EVAL_SEED = 1_000_000
@@ -322,7 +322,7 @@ def run_comparison(
             metrics.unlink()
     report(
         f"compare {cfg.env}: {len(todo)} runs to do ({len(done)} already done), "
-        f"{_episodes(len(demos.paths))} (mean return {demos.mean_return:.1f}), "
+        f"{_episodes(len(demos.paths))} (mean return {fmt_return(demos.mean_return)}), "
         f"threshold {threshold:g}"
     )
 
@@ -331,7 +331,8 @@ def run_comparison(
             f.write(json.dumps(summary.to_json()) + "\n")
         hit = summary.steps_to_threshold
         report(
-            f"  {summary.algo} seed {summary.seed}: final {summary.final_return:.1f}, "
+            f"  {summary.algo} seed {summary.seed}: final "
+            f"{fmt_return(summary.final_return, abs(demos.mean_return))}, "
             f"threshold at {hit if hit is not None else '-'} env steps, {summary.wall_s:.0f} s"
         )
 
@@ -350,7 +351,8 @@ def run_comparison(
     summaries = [r for r in read_results(cfg.out) if r.algo in cfg.algos]
     episodes = cfg.final_eval_episodes * cfg.seeds
     ref = Reference(demos.mean_return, random_return(cfg.env, episodes, FINAL_EVAL_SEED))
-    report(f"random policy: mean return {ref.random:.1f} over {episodes} episodes")
+    shown = fmt_return(ref.random, max(abs(ref.random), abs(ref.demos)))
+    report(f"random policy: mean return {shown} over {episodes} episodes")
     table = write_table(cfg, summaries, demos, threshold, ref)
     png = plot_comparison(cfg, summaries, demos, threshold, ref)
     return summaries, table, png
@@ -360,8 +362,10 @@ def _episodes(n: int) -> str:
     return f"{n} demo episode{'' if n == 1 else 's'}"
 
 
-def _fmt(x: float) -> str:
-    return "nan" if not math.isfinite(x) else f"{x:.1f}"
+def _scale(summaries: Sequence[RunSummary]) -> float:
+    """The largest final return's magnitude: the precision of a table (:func:`fmt_return`)."""
+    finite = [abs(r.final_return) for r in summaries if math.isfinite(r.final_return)]
+    return max(finite, default=0.0)
 
 
 def _ratio(x: float) -> str:
@@ -388,12 +392,13 @@ def markdown_table(
         rows = [r for r in summaries if r.algo == algo]
         if not rows:
             continue
-        finals = np.array([r.final_return for r in rows])
+        finals, scale = np.array([r.final_return for r in rows]), _scale(summaries)
         hits = [r.steps_to_threshold for r in rows if r.steps_to_threshold is not None]
         median = str(int(np.median(hits))) if hits else "-"
         steps = f"{median} ({len(hits)}/{len(rows)})"
         row = (
-            f"| {algo} | {len(rows)} | {_fmt(finals.mean())} ± {_fmt(finals.std())} | {steps} "
+            f"| {algo} | {len(rows)} | {fmt_return(finals.mean(), scale)} ± "
+            f"{fmt_return(finals.std(), scale)} | {steps} "
             f"| {np.mean([r.wall_s for r in rows]):.0f} |"
         )
         if ref is not None:
@@ -415,11 +420,12 @@ def write_table(
         against = (
             f"The agent against the person: share of demo return = final / demos (only for a "
             f"positive demo return); human-normalised = (final - random) / (demos - random), "
-            f"random policy mean return {ref.random:.1f} on the final evaluation's seeds.\n\n"
+            f"random policy mean return {fmt_return(ref.random, abs(ref.demos))} on the final "
+            "evaluation's seeds.\n\n"
         )
     head = (
         f"# {cfg.env}: {', '.join(cfg.algos)}\n\n"
-        f"{_episodes(len(demos.paths))} (mean return {demos.mean_return:.1f}) from "
+        f"{_episodes(len(demos.paths))} (mean return {fmt_return(demos.mean_return)}) from "
         f"{', '.join(map(str, cfg.demos))}; budget {cfg.budget} env steps per run; "
         f"final return over {cfg.final_eval_episodes} fresh episodes of the final checkpoint; "
         f"bc learns from the demos only (0 env steps).\n\n{against}"
@@ -429,7 +435,8 @@ def write_table(
     for r in sorted(summaries, key=lambda r: (cfg.algos.index(r.algo), r.seed)):
         hit = "-" if r.steps_to_threshold is None else str(r.steps_to_threshold)
         seeds.append(
-            f"| {r.algo} | {r.seed} | {_fmt(r.final_return)} | {hit} | {r.env_steps} "
+            f"| {r.algo} | {r.seed} | {fmt_return(r.final_return, _scale(summaries))} | {hit} "
+            f"| {r.env_steps} "
             f"| {r.updates} | {r.wall_s:.0f} |"
         )
     path = cfg.out / TABLE_FILE
@@ -455,7 +462,7 @@ def plot_comparison(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(10.5, 4.5), dpi=100)
     grid = np.linspace(0, cfg.budget, 41)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, algo in enumerate(cfg.algos):
@@ -489,12 +496,15 @@ def plot_comparison(
     groups = demo_returns(demos.paths)
     draw_demo_band(ax, groups, ["black", *colors[len(cfg.algos) :]])
     if ref is not None:
-        ax.axhline(ref.random, color="gray", ls="-.", lw=1, label=f"random {ref.random:.1f}")
+        shown = fmt_return(ref.random, max(abs(ref.random), abs(ref.demos)))
+        ax.axhline(ref.random, color="gray", ls="-.", lw=1, label=f"random {shown}")
     ax.set_xlabel("env steps")
     ax.set_ylabel("evaluation return")
     ax.set_title(f"{cfg.env}, {_episodes(len(demos.paths))}")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
+    # beside the axes: with every algorithm, the demos and the references there is no
+    # corner of the plot a legend of a dozen lines would leave free
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0.0)
     fig.tight_layout()
     path = cfg.out / CURVES_FILE
     fig.savefig(path)

@@ -3,6 +3,7 @@ demos' returns on the same axes ("the agent against the person")."""
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -15,6 +16,15 @@ from demostudio.episode import find_episodes, read_summary
 
 METRICS = {"eval_return": "eval", "episode_return": "train", "loss": "train", "sps": "train"}
 RETURN_METRICS = ("eval_return", "episode_return")
+
+
+def fmt_return(x: float, scale: float | None = None) -> str:
+    """A return at the precision its scale needs: one decimal from 10 up (CartPole's 475.3),
+    three below (MiniGrid's 0.966, where one decimal shows 1.0); ``scale``: the largest
+    magnitude among the returns shown together (default: ``|x|``)."""
+    if not math.isfinite(x):
+        return "nan"
+    return f"{x:.{1 if (abs(x) if scale is None else scale) >= 10 else 3}f}"
 
 
 class DemoReturns(NamedTuple):
@@ -33,7 +43,7 @@ class DemoReturns(NamedTuple):
         who = f"demos of {self.player}" if self.player else "demos"
         n = len(self.returns)
         spread = f", {min(self.returns):g} to {max(self.returns):g}" if n > 1 else ""
-        return f"{who}: mean {self.mean:.1f}{spread} ({n} episode{'' if n == 1 else 's'})"
+        return f"{who}: mean {fmt_return(self.mean)}{spread} ({n} episode{'' if n == 1 else 's'})"
 
 
 def demo_returns(demos: Sequence[str | os.PathLike]) -> list[DemoReturns]:
