@@ -45,13 +45,25 @@ class Learner:
         self.targets = {k: make_target(self.networks[k]) for k in self.rules}
         self.loss_fn = loss
         self.params = [p for n in self.networks.values() for p in n.parameters() if p.requires_grad]
-        # fused: one kernel for every parameter's whole Adam step (the per-tensor loop, the
-        # default on CPU, costs a few ops per parameter: a tenth of a small update)
-        groups = param_groups if param_groups is not None else [{"params": self.params}]
-        self.optimizer = torch.optim.Adam(
-            groups, lr=cfg.learning_rate, eps=cfg.adam_eps, fused=True
-        )
+        self._groups = param_groups if param_groups is not None else [{"params": self.params}]
+        self._optimizer: torch.optim.Adam | None = None
         self.updates = 0
+
+    @property
+    def optimizer(self) -> torch.optim.Adam:
+        """Built on first use (or by :meth:`warm_up`): the first torch optimizer of a process
+        imports torch._dynamo, 0.9 s here, which actor processes starting up can hide."""
+        if self._optimizer is None:
+            # fused: one kernel for every parameter's whole Adam step (the per-tensor loop, the
+            # default on CPU, costs a few ops per parameter: a tenth of a small update)
+            self._optimizer = torch.optim.Adam(
+                self._groups, lr=self.cfg.learning_rate, eps=self.cfg.adam_eps, fused=True
+            )
+        return self._optimizer
+
+    def warm_up(self) -> None:
+        """Build what the first update needs now (call it while waiting on something else)."""
+        _ = self.optimizer
 
     @property
     def network(self) -> torch.nn.Module:

@@ -145,9 +145,17 @@ def _startup_display(text: str, enabled: bool) -> Iterator[None]:
 class RayActorPool:
     """``len(specs)`` actor processes on Ray (the pool of the module docstring)."""
 
-    def __init__(self, specs: list[ActorSpec], cfg: Any, say: Callable[[str], None] | None = None):
+    def __init__(
+        self,
+        specs: list[ActorSpec],
+        cfg: Any,
+        say: Callable[[str], None] | None = None,
+        while_starting: Callable[[], None] | None = None,
+    ):
         """``cfg`` gives ``ray_address``, ``ray_auth``, ``actor_chunk_steps``,
-        ``weight_sync_every``, ``torch_threads`` and ``progress``."""
+        ``weight_sync_every``, ``torch_threads`` and ``progress``; ``while_starting`` is work
+        of the caller's done while the actor processes start (they take a second or more to
+        import torch and build their envs, on other cores)."""
         auth = _auth_mode(bool(getattr(cfg, "ray_auth", True)))
         ray = self._ray = _import_ray()
         self.specs = list(specs)
@@ -174,6 +182,8 @@ class RayActorPool:
                     self._init_ray(cfg.ray_address)
                 self._remote = ray.remote(num_cpus=1, max_restarts=0)(ActorProcess)
                 self.actors = [self._spawn(k) for k in range(len(self.specs))]
+                if while_starting is not None:
+                    while_starting()
                 self.pids = self._wait_started(list(range(len(self.specs))))
             except BaseException:
                 self.close()

@@ -157,7 +157,9 @@ class RunContext:
             if procs:
                 from agents.core.ray_pool import RayActorPool
 
-                self._pool = RayActorPool(self.actor_specs(procs), self.cfg)
+                self._pool = RayActorPool(
+                    self.actor_specs(procs), self.cfg, while_starting=self.learner.warm_up
+                )
             else:
                 self._pool = make_vector_actor(self.actor_specs(0)[0], self.device)
         return self._pool
