@@ -96,7 +96,8 @@ class TrainResult(NamedTuple):
     evals: list[tuple[int, float]]
     """(env steps, mean return) of each evaluation."""
     solved_at: int | None
-    """Env steps of the first evaluation reaching ``stop_return`` (None if never)."""
+    """Env steps of the evaluation that reached ``stop_return`` (the last of the
+    ``stop_evals`` whose mean did; None if never)."""
 
 
 SEED_STRIDE = 1_000_003
