@@ -42,7 +42,9 @@ class DemoReturns(NamedTuple):
     def label(self) -> str:
         who = f"demos of {self.player}" if self.player else "demos"
         n = len(self.returns)
-        spread = f", {min(self.returns):g} to {max(self.returns):g}" if n > 1 else ""
+        low, high = min(self.returns), max(self.returns)
+        scale = max(abs(low), abs(high))
+        spread = f", {fmt_return(low, scale)} to {fmt_return(high, scale)}" if n > 1 else ""
         return f"{who}: mean {fmt_return(self.mean)}{spread} ({n} episode{'' if n == 1 else 's'})"
 
 

@@ -52,7 +52,7 @@ def run_dir(tmp_path) -> Path:
 def test_demo_returns_one_group_per_player(two_players):
     groups = demo_returns([two_players])
     assert [(g.player, g.returns) for g in groups] == [("ann", [60.0, 60.0]), ("bo", [25.0])]
-    assert groups[0].label == "demos of ann: mean 60.0, 60 to 60 (2 episodes)"
+    assert groups[0].label == "demos of ann: mean 60.0, 60.0 to 60.0 (2 episodes)"
     assert groups[1].label == "demos of bo: mean 25.0 (1 episode)"
 
 
