@@ -353,36 +353,52 @@ class RecurrentNetwork(nn.Module):
         (their outputs are returned, detached), except in the rows ``fresh`` (``[B]`` bool)
         marks: sequences that start an episode hold its true initial state, so there is
         nothing to refresh and their first steps are learned like the rest."""
-        t = prev_action.shape[0]
-        if 0 < burn_in < t:
-            head = ({k: v[:burn_in] for k, v in obs.items()}, prev_action[:burn_in],
-                    prev_reward[:burn_in])  # fmt: skip
-            if fresh is None or not bool(fresh.any()):  # no graph: no backward over the burn-in
-                with torch.no_grad():
-                    burnt, state = self.torso(*head, state)
-            else:  # one pass with a graph; rows that do not start an episode are cut off it
-                burnt, after = self.torso(*head, state)
-                keep = fresh.view(-1, 1)
-                burnt = torch.where(keep, burnt, burnt.detach())
-                state = LSTMState(torch.where(keep, after.h, after.h.detach()),
-                                  torch.where(keep, after.c, after.c.detach()))  # fmt: skip
-            out, state = self.torso(
-                {k: v[burn_in:] for k, v in obs.items()},
-                prev_action[burn_in:], prev_reward[burn_in:], state,
-            )  # fmt: skip
-            return torch.cat([burnt, out], dim=0), state
-        b = prev_action.shape[1]
+        t, b = prev_action.shape[0], prev_action.shape[1]
         flat = {k: v.reshape(t * b, *v.shape[2:]) for k, v in obs.items()}
+        burn = burn_in if 0 < burn_in < t else 0
+        learn_burn = bool(burn) and fresh is not None and bool(fresh.any())
+        if not self.recurrent:  # no state to refresh: the burn-in's outputs are cut off
+            out = self.core(self.encoder(flat).reshape(t, b, -1))
+            if burn:
+                keep = fresh.view(-1, 1) if learn_burn else torch.zeros(1, 1, dtype=torch.bool)
+                out = torch.cat([torch.where(keep, out[:burn], out[:burn].detach()), out[burn:]])
+            return out, state
+        if burn and not learn_burn:  # the burn-in's encoder without a graph either
+            with torch.no_grad():
+                head = self._core_input(
+                    {k: v[: burn * b] for k, v in flat.items()}, prev_action[:burn],
+                    prev_reward[:burn], burn, b,
+                )  # fmt: skip
+            tail = self._core_input(
+                {k: v[burn * b :] for k, v in flat.items()}, prev_action[burn:],
+                prev_reward[burn:], t - burn, b,
+            )  # fmt: skip
+        else:  # one encoder pass over every step
+            x = self._core_input(flat, prev_action, prev_reward, t, b)
+            head, tail = x[:burn], x[burn:]
+        if t == 1:  # one step (acting): the cell kernel, a third of the multi-step call's cost
+            h1, c1 = torch.lstm_cell(tail[0], (state.h, state.c), *self.core._flat_weights)
+            return h1.unsqueeze(0), LSTMState(h1, c1)
+        if not burn:
+            return self._lstm(tail, state)
+        if learn_burn:  # rows that do not start an episode are cut off the graph
+            burnt, after = self._lstm(head, state)
+            keep = fresh.view(-1, 1)
+            burnt = torch.where(keep, burnt, burnt.detach())
+            state = LSTMState(torch.where(keep, after.h, after.h.detach()),
+                              torch.where(keep, after.c, after.c.detach()))  # fmt: skip
+        else:
+            with torch.no_grad():
+                burnt, state = self._lstm(head, state)
+        out, state = self._lstm(tail, state)
+        return torch.cat([burnt, out], dim=0), state
+
+    def _core_input(self, flat: dict[str, torch.Tensor], prev_action: torch.Tensor,
+                    prev_reward: torch.Tensor, t: int, b: int) -> torch.Tensor:  # fmt: skip
         features = self.encoder(flat).reshape(t, b, -1)
-        if not self.recurrent:
-            return self.core(features), state
         # -1 (no previous action, start of episode) maps to an all-zero one-hot.
         a = self._action_onehot[prev_action.long() + 1]
-        x = torch.cat([features, a, prev_reward.float().unsqueeze(-1)], dim=-1)
-        if t == 1:  # one step (acting): the cell kernel, a third of the multi-step call's cost
-            h1, c1 = torch.lstm_cell(x[0], (state.h, state.c), *self.core._flat_weights)
-            return h1.unsqueeze(0), LSTMState(h1, c1)
-        return self._lstm(x, state)
+        return torch.cat([features, a, prev_reward.float().unsqueeze(-1)], dim=-1)
 
     def _lstm(self, x: torch.Tensor, state: LSTMState) -> tuple[torch.Tensor, LSTMState]:
         # the kernel nn.LSTM.forward calls, without its per-call Python checks (one layer,
