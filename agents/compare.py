@@ -388,11 +388,12 @@ def markdown_table(
         f"(median, reached) | wall time s (mean) |{extra}",
         "| --- | --- | --- | --- | --- |" + (" --- | --- |" if ref is not None else ""),
     ]
+    scale = _scale(summaries)
     for algo in algos:
         rows = [r for r in summaries if r.algo == algo]
         if not rows:
             continue
-        finals, scale = np.array([r.final_return for r in rows]), _scale(summaries)
+        finals = np.array([r.final_return for r in rows])
         hits = [r.steps_to_threshold for r in rows if r.steps_to_threshold is not None]
         median = str(int(np.median(hits))) if hits else "-"
         steps = f"{median} ({len(hits)}/{len(rows)})"
@@ -432,10 +433,11 @@ def write_table(
     )
     seeds = ["", "| algorithm | seed | final | steps to threshold | env steps | updates | wall s |",
              "| --- | --- | --- | --- | --- | --- | --- |"]  # fmt: skip
+    scale = _scale(summaries)
     for r in sorted(summaries, key=lambda r: (cfg.algos.index(r.algo), r.seed)):
         hit = "-" if r.steps_to_threshold is None else str(r.steps_to_threshold)
         seeds.append(
-            f"| {r.algo} | {r.seed} | {fmt_return(r.final_return, _scale(summaries))} | {hit} "
+            f"| {r.algo} | {r.seed} | {fmt_return(r.final_return, scale)} | {hit} "
             f"| {r.env_steps} "
             f"| {r.updates} | {r.wall_s:.0f} |"
         )

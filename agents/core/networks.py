@@ -99,6 +99,14 @@ def grid_one_hot(x: torch.Tensor, sizes: tuple[int, ...]) -> torch.Tensor:
     return onehot.scatter_(-1, idx, 1.0)
 
 
+def _cut_off(x: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
+    """``x`` (``[..., B, H]``) detached from the graph except in the rows ``keep`` (``[B]``
+    bool; None: every row detached)."""
+    if keep is None:
+        return x.detach()
+    return torch.where(keep.view(-1, 1), x, x.detach())
+
+
 class GridEncoder(nn.Module):
     """MiniGrid symbolic view ``[N, H, W, 3]``: one-hot per channel, then a small CNN."""
 
@@ -357,11 +365,11 @@ class RecurrentNetwork(nn.Module):
         flat = {k: v.reshape(t * b, *v.shape[2:]) for k, v in obs.items()}
         burn = burn_in if 0 < burn_in < t else 0
         learn_burn = bool(burn) and fresh is not None and bool(fresh.any())
+        keep = fresh if learn_burn else None
         if not self.recurrent:  # no state to refresh: the burn-in's outputs are cut off
             out = self.core(self.encoder(flat).reshape(t, b, -1))
             if burn:
-                keep = fresh.view(-1, 1) if learn_burn else torch.zeros(1, 1, dtype=torch.bool)
-                out = torch.cat([torch.where(keep, out[:burn], out[:burn].detach()), out[burn:]])
+                out = torch.cat([_cut_off(out[:burn], keep), out[burn:]])
             return out, state
         if burn and not learn_burn:  # the burn-in's encoder without a graph either
             with torch.no_grad():
@@ -383,10 +391,8 @@ class RecurrentNetwork(nn.Module):
             return self._lstm(tail, state)
         if learn_burn:  # rows that do not start an episode are cut off the graph
             burnt, after = self._lstm(head, state)
-            keep = fresh.view(-1, 1)
-            burnt = torch.where(keep, burnt, burnt.detach())
-            state = LSTMState(torch.where(keep, after.h, after.h.detach()),
-                              torch.where(keep, after.c, after.c.detach()))  # fmt: skip
+            burnt = _cut_off(burnt, keep)
+            state = LSTMState(_cut_off(after.h, keep), _cut_off(after.c, keep))
         else:
             with torch.no_grad():
                 burnt, state = self._lstm(head, state)
