@@ -18,12 +18,15 @@
       in-process vs Ray (target <= 60 s).
 
 Each figure comes from one training run through the run shell (``agents.core.run.train``):
-wall time, env steps, updates; ``uptime`` is recorded because the machine may be shared.
+wall time, env steps, updates, the seconds spent in learner updates and (Ray runs) in
+waiting for the actors' chunks, which say which side bounds the wall time; ``uptime`` is
+recorded because the machine may be shared.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -59,17 +62,52 @@ def one_run(workload: str, procs: int, seed: int, work: Path, **extra) -> dict:
     if procs:
         fields["actor_procs"] = procs
     run = work / f"{workload}-p{procs}-s{seed}-{time.time_ns()}"
-    t = time.perf_counter()
-    res = train_r2d2(R2D2Config(run_dir=run, **fields))
-    wall = time.perf_counter() - t
+    with _timed() as spent:
+        t = time.perf_counter()
+        res = train_r2d2(R2D2Config(run_dir=run, **fields))
+        wall = time.perf_counter() - t
+    timing = {"learner_update_s": round(spent["update"], 2)}
+    if procs:
+        timing["waiting_for_actors_s"] = round(spent["pool_step"], 2)
     return {
         "wall_s": round(wall, 2),
+        **timing,
         "env_steps": res.env_steps,
         "updates": res.updates,
         "env_steps_per_s": round(res.env_steps / wall, 1),
         "updates_per_s": round(res.updates / wall, 1),
         "solved_at": res.solved_at,
     }
+
+
+@contextlib.contextmanager
+def _timed():
+    """Seconds spent in learner updates and in the actor pool's ``step`` (for Ray: waiting for
+    and receiving a chunk) during the block: which side bounds the wall time."""
+    from agents.core.learner import Learner
+    from agents.core.ray_pool import RayActorPool
+
+    spent = {"update": 0.0, "pool_step": 0.0}
+    patched = [(Learner, "update", "update"), (RayActorPool, "step", "pool_step")]
+    originals = [getattr(cls, name) for cls, name, _ in patched]
+
+    def timing(fn, key):
+        def inner(*a, **k):
+            t = time.perf_counter()
+            try:
+                return fn(*a, **k)
+            finally:
+                spent[key] += time.perf_counter() - t
+
+        return inner
+
+    for (cls, name, key), fn in zip(patched, originals):
+        setattr(cls, name, timing(fn, key))
+    try:
+        yield spent
+    finally:
+        for (cls, name, _), fn in zip(patched, originals):
+            setattr(cls, name, fn)
 
 
 def baseline_run(src: str, workload: str, seed: int, work: Path) -> dict:
