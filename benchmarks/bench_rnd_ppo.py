@@ -69,6 +69,20 @@ def eval_success(env: str, row: dict) -> float:
     return float(row["eval_success"])
 
 
+def doorkey_progress(image: np.ndarray, mask: np.ndarray) -> tuple[int, int]:
+    """MiniGrid views ``[..., W, H, 3]`` (x, y, channel: object, colour, state) and their
+    ``mask`` ``[...]`` -> (steps where the agent carries the key, steps with an open door in
+    view). The agent sits at x = W // 2, y = H - 1 of its view, and that cell shows what it
+    carries (MiniGrid's ``gen_obs``)."""
+    from minigrid.core.constants import OBJECT_TO_IDX, STATE_TO_IDX
+
+    img = image[mask]  # [N, W, H, 3]
+    w, h = img.shape[1:3]
+    key = img[:, w // 2, h - 1, 0] == OBJECT_TO_IDX["key"]
+    door = (img[..., 0] == OBJECT_TO_IDX["door"]) & (img[..., 2] == STATE_TO_IDX["open"])
+    return int(key.sum()), int(door.any(axis=(1, 2)).sum())
+
+
 def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
     import torch
 
@@ -81,12 +95,24 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
     base = RNDPPO if algo == "rnd-ppo" else PPO
     first: dict[str, int] = {}
     reach = {"max_position": -np.inf}  # MountainCar: how far right the car got (exploration)
+    # MiniGrid DoorKey, training steps: [steps, carrying the key, open door in view] per
+    # tenth of the budget, and the env step of the first rollout with each
+    bins = np.zeros((10, 3), dtype=np.int64)
+    first_seen: dict[str, int] = {}
 
     class Watched(base):  # the first successful training episode
         def on_rollout(self, ctx, batch):
             if env.startswith("MountainCar"):
                 pos = batch.obs["obs"][..., 0][batch.mask]
                 reach["max_position"] = max(reach["max_position"], float(pos.max(initial=-9)))
+            elif "DoorKey" in env:
+                mask = batch.mask[:, :-1]  # the last position is the next rollout's first
+                key, door = doorkey_progress(batch.obs["image"][:, :-1], mask)
+                step = ctx.counters["env_steps"]
+                bins[min(9, step * 10 // budget)] += (int(mask.sum()), key, door)
+                for name, n in (("key", key), ("door_open", door)):
+                    if n and name not in first_seen:
+                        first_seen[name] = step
             return super().on_rollout(ctx, batch)
 
         def on_episode(self, ctx, episode):
@@ -117,6 +143,12 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
         "final_return": evals[-1]["eval_return"] if evals else None,
         "mean_intrinsic_reward": float(np.mean(intr)) if intr else None,
         "max_position": reach["max_position"] if env.startswith("MountainCar") else None,
+        **({} if "DoorKey" not in env else {
+            "first_key_step": first_seen.get("key"),
+            "first_door_open_step": first_seen.get("door_open"),
+            "key_share_per_tenth": [round(k / n, 4) if n else None for n, k, _ in bins],
+            "door_open_share_per_tenth": [round(d / n, 4) if n else None for n, _, d in bins],
+        }),
     }  # fmt: skip
 
 
