@@ -14,6 +14,9 @@ shipped demos, and a Montezuma's Revenge smoke run; prints one JSON object.
   python benchmarks/bench_rnd_ppo.py montezuma [--budget 20000]
       ALE/MontezumaRevenge-v5 on the CPU with the paper's settings (84x84 grey, 4 stacked
       frames, sticky actions 0.25): intrinsic reward per rollout and the rooms visited.
+  python benchmarks/bench_rnd_ppo.py table --tables WORK [WORK ...]
+      Finished sparse --work folders side by side (e.g. one per --set value): per group
+      and seed the evaluation series and the summary, and the medians over seeds.
 
 Every run's summary is appended to --work/results.jsonl as it finishes (a rerun skips
 finished runs), so an interrupted benchmark keeps what it measured.
@@ -83,6 +86,13 @@ def doorkey_progress(image: np.ndarray, mask: np.ndarray) -> tuple[int, int]:
     return int(key.sum()), int(door.any(axis=(1, 2)).sum())
 
 
+def run_dir_of(work: Path, env: str, variant: str, seed: int, overrides: str) -> Path:
+    """Where ``sparse`` trains one run (the --set overrides, as a canonical JSON object, are
+    part of the name)."""
+    tag = "".join(c if c.isalnum() or c in "._=-" else "_" for c in overrides.replace(" ", ""))
+    return work / f"{env.replace('/', '-')}-{variant}-s{seed}{'-' + tag if tag else ''}"
+
+
 def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
     import torch
 
@@ -121,8 +131,7 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
                 first["step"] = ctx.counters["env_steps"]
 
     cls = RNDPPOConfig if algo == "rnd-ppo" else PPOConfig
-    tag = "".join(c if c.isalnum() or c in "._=-" else "_" for c in overrides.replace(" ", ""))
-    run_dir = work / f"{env.replace('/', '-')}-{variant}-s{seed}{'-' + tag if tag else ''}"
+    run_dir = run_dir_of(work, env, variant, seed, overrides)
     cfg = cls(env=env, seed=seed, run_dir=run_dir, total_env_steps=budget, resume=False,
               eval_every=max(budget // 10, 1), eval_episodes=5, progress=False,
               tensorboard=False, checkpoint_every=budget, keep_checkpoints=1,
@@ -205,6 +214,37 @@ def sparse(args: argparse.Namespace) -> dict[str, Any]:
     return {"benchmark": "rnd_ppo_sparse", "budget": args.budget, "set": sets, "results": table}
 
 
+def table(args: argparse.Namespace) -> dict[str, Any]:
+    """Finished ``sparse`` work folders side by side: per (env, variant, --set) group and
+    seed, the evaluation series from the run's metrics.jsonl (step 0: after the BC
+    pre-training) and the summary line, then the medians over seeds."""
+    groups: dict[str, Any] = {}
+    for work in map(Path, args.tables):
+        for line in (work / "results.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            run_dir = run_dir_of(work, r["env"], r["variant"], r["seed"], r.get("set", ""))
+            rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+            evals = [(e["env_steps"], eval_success(r["env"], e), round(e["eval_return"], 4))
+                     for e in rows if e["kind"] == "eval"]  # fmt: skip
+            name = f"{r['env']} {r['variant']} budget={r['budget']} set={r.get('set', '')}"
+            group = groups.setdefault(name, {"runs": []})
+            group["runs"].append({**r, "work": str(work), "evals": evals})
+    for group in groups.values():
+        runs = sorted(group["runs"], key=lambda r: r["seed"])
+        budget = runs[0]["budget"]
+        group.update(
+            seeds=[r["seed"] for r in runs],
+            median_first_success_train_step=median(
+                [r["first_success_train_step"] for r in runs], budget),
+            median_first_success_eval_step=median(
+                [r["first_success_eval_step"] for r in runs], budget),
+            median_final_success=float(np.median([r["final_success"] or 0 for r in runs])),
+            median_final_return=float(np.median([r["final_return"] for r in runs])),
+            runs=runs,
+        )  # fmt: skip
+    return {"benchmark": "rnd_ppo_sparse_table", "groups": groups}
+
+
 def overrides(pairs: list[str]) -> str:
     """``["int_coef=4", "rnn_layers=0"]`` -> a canonical JSON object of config fields."""
     out: dict[str, Any] = {}
@@ -261,7 +301,7 @@ def montezuma(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("what", choices=["sparse", "montezuma"])
+    ap.add_argument("what", choices=["sparse", "montezuma", "table"])
     ap.add_argument("--budget", type=int, default=100_000, help="env steps per run")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument(
@@ -282,8 +322,17 @@ def main() -> None:
         help="override a config field of every run (value as JSON)",
     )
     ap.add_argument("--work", default="/tmp/demostudio-bench-rnd-ppo")
+    ap.add_argument(
+        "--tables",
+        nargs="+",
+        default=[],
+        metavar="WORK",
+        help="table: the finished sparse --work folders to put side by side",
+    )
     args = ap.parse_args()
-    result = sparse(args) if args.what == "sparse" else montezuma(args)
+    if args.what == "table" and not args.tables:
+        raise SystemExit("table: expected --tables WORK [WORK ...], got none")
+    result = {"sparse": sparse, "montezuma": montezuma, "table": table}[args.what](args)
     print(json.dumps(result, indent=1))
 
 
