@@ -217,7 +217,8 @@ def sparse(args: argparse.Namespace) -> dict[str, Any]:
 def table(args: argparse.Namespace) -> dict[str, Any]:
     """Finished ``sparse`` work folders side by side: per (env, variant, --set) group and
     seed, the evaluation series from the run's metrics.jsonl (step 0: after the BC
-    pre-training) and the summary line, then the medians over seeds."""
+    pre-training), the mean success of the evaluations past half the budget, and the summary
+    line; then the medians over seeds."""
     groups: dict[str, Any] = {}
     for work in map(Path, args.tables):
         for line in (work / "results.jsonl").read_text().splitlines():
@@ -228,7 +229,10 @@ def table(args: argparse.Namespace) -> dict[str, Any]:
                      for e in rows if e["kind"] == "eval"]  # fmt: skip
             name = f"{r['env']} {r['variant']} budget={r['budget']} set={r.get('set', '')}"
             group = groups.setdefault(name, {"runs": []})
-            group["runs"].append({**r, "work": str(work), "evals": evals})
+            late = [ok for step, ok, _ in evals if step > r["budget"] // 2]
+            group["runs"].append({**r, "work": str(work), "evals": evals,
+                                  "mean_success_second_half": round(float(np.mean(late)), 4)
+                                  if late else None})  # fmt: skip
     for group in groups.values():
         runs = sorted(group["runs"], key=lambda r: r["seed"])
         budget = runs[0]["budget"]
@@ -240,6 +244,8 @@ def table(args: argparse.Namespace) -> dict[str, Any]:
                 [r["first_success_eval_step"] for r in runs], budget),
             median_final_success=float(np.median([r["final_success"] or 0 for r in runs])),
             median_final_return=float(np.median([r["final_return"] for r in runs])),
+            median_success_second_half=median_of(
+                [r["mean_success_second_half"] for r in runs]),
             runs=runs,
         )  # fmt: skip
     return {"benchmark": "rnd_ppo_sparse_table", "groups": groups}

@@ -77,3 +77,5 @@ def test_table_puts_work_folders_side_by_side(tmp_path):
     assert a["median_first_success_eval_step"] is None  # 2 of 3 never: past the budget
     assert b["median_first_success_eval_step"] == 2048
     assert b["median_final_return"] == 0.9
+    assert [r["mean_success_second_half"] for r in b["runs"]] == [0.6, 1.0, 1.0]
+    assert b["median_success_second_half"] == 1.0
