@@ -14,6 +14,9 @@ shipped demos, and a Montezuma's Revenge smoke run; prints one JSON object.
   python benchmarks/bench_rnd_ppo.py montezuma [--budget 20000]
       ALE/MontezumaRevenge-v5 on the CPU with the paper's settings (84x84 grey, 4 stacked
       frames, sticky actions 0.25): intrinsic reward per rollout and the rooms visited.
+  python benchmarks/bench_rnd_ppo.py table --tables WORK [WORK ...]
+      Finished sparse --work folders side by side (e.g. one per --set value): per group
+      and seed the evaluation series and the summary, and the medians over seeds.
 
 Every run's summary is appended to --work/results.jsonl as it finishes (a rerun skips
 finished runs), so an interrupted benchmark keeps what it measured.
@@ -47,10 +50,17 @@ TASKS: dict[str, dict[str, Any]] = {
         gamma_ext=0.99, lr_policy=1e-3, lr_value=1e-3, lr_predictor=1e-3, ent_coef=0.01,
         clip_range=0.2, max_grad_norm=0.5,
     ),
+    # DoorKey-8x8: int_coef 0.25 (not 1) against ext_coef 2 keeps the demos' solution once
+    # the BC loss is gone: reaching the goal ends the intrinsic return's run through the goal
+    # room and restarts it at familiar start states (non-episodic), which at int_coef 1 costs
+    # more than the goal pays (3 seeds each, results/rnd-ppo-doorkey-8x8/int-coef.json). The
+    # advantage is normalised per minibatch, so before the first extrinsic reward the scale
+    # of int_coef changes nothing. The BC loss on demo segments (with --demos; nothing to act
+    # on without) weighs 1 and anneals to 0 over 50k env steps.
     "MiniGrid-DoorKey-8x8-v0": dict(
         rnn_layers=1, hidden=64, lstm=64, num_envs=8, rollout_length=128, segment_length=32,
         gamma_ext=0.99, lr_policy=1e-3, lr_value=1e-3, lr_predictor=1e-3, ent_coef=0.01,
-        clip_range=0.2, max_grad_norm=0.5,
+        clip_range=0.2, max_grad_norm=0.5, int_coef=0.25, bc_coef=1.0, bc_anneal_steps=50_000,
     ),
 }  # fmt: skip
 VARIANTS = {"ppo": ("ppo", False), "rnd-ppo": ("rnd-ppo", False),
@@ -69,6 +79,27 @@ def eval_success(env: str, row: dict) -> float:
     return float(row["eval_success"])
 
 
+def doorkey_progress(image: np.ndarray, mask: np.ndarray) -> tuple[int, int]:
+    """MiniGrid views ``[..., W, H, 3]`` (x, y, channel: object, colour, state) and their
+    ``mask`` ``[...]`` -> (steps where the agent carries the key, steps with an open door in
+    view). The agent sits at x = W // 2, y = H - 1 of its view, and that cell shows what it
+    carries (MiniGrid's ``gen_obs``)."""
+    from minigrid.core.constants import OBJECT_TO_IDX, STATE_TO_IDX
+
+    img = image[mask]  # [N, W, H, 3]
+    w, h = img.shape[1:3]
+    key = img[:, w // 2, h - 1, 0] == OBJECT_TO_IDX["key"]
+    door = (img[..., 0] == OBJECT_TO_IDX["door"]) & (img[..., 2] == STATE_TO_IDX["open"])
+    return int(key.sum()), int(door.any(axis=(1, 2)).sum())
+
+
+def run_dir_of(work: Path, env: str, variant: str, seed: int, overrides: str) -> Path:
+    """Where ``sparse`` trains one run (the --set overrides, as a canonical JSON object, are
+    part of the name)."""
+    tag = "".join(c if c.isalnum() or c in "._=-" else "_" for c in overrides.replace(" ", ""))
+    return work / f"{env.replace('/', '-')}-{variant}-s{seed}{'-' + tag if tag else ''}"
+
+
 def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
     import torch
 
@@ -81,12 +112,24 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
     base = RNDPPO if algo == "rnd-ppo" else PPO
     first: dict[str, int] = {}
     reach = {"max_position": -np.inf}  # MountainCar: how far right the car got (exploration)
+    # MiniGrid DoorKey, training steps: [steps, carrying the key, open door in view] per
+    # tenth of the budget, and the env step of the first rollout with each
+    bins = np.zeros((10, 3), dtype=np.int64)
+    first_seen: dict[str, int] = {}
 
     class Watched(base):  # the first successful training episode
         def on_rollout(self, ctx, batch):
             if env.startswith("MountainCar"):
                 pos = batch.obs["obs"][..., 0][batch.mask]
                 reach["max_position"] = max(reach["max_position"], float(pos.max(initial=-9)))
+            elif "DoorKey" in env:
+                mask = batch.mask[:, :-1]  # the last position is the next rollout's first
+                key, door = doorkey_progress(batch.obs["image"][:, :-1], mask)
+                step = ctx.counters["env_steps"]
+                bins[min(9, step * 10 // budget)] += (int(mask.sum()), key, door)
+                for name, n in (("key", key), ("door_open", door)):
+                    if n and name not in first_seen:
+                        first_seen[name] = step
             return super().on_rollout(ctx, batch)
 
         def on_episode(self, ctx, episode):
@@ -95,8 +138,7 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
                 first["step"] = ctx.counters["env_steps"]
 
     cls = RNDPPOConfig if algo == "rnd-ppo" else PPOConfig
-    tag = "".join(c if c.isalnum() or c in "._=-" else "_" for c in overrides.replace(" ", ""))
-    run_dir = work / f"{env.replace('/', '-')}-{variant}-s{seed}{'-' + tag if tag else ''}"
+    run_dir = run_dir_of(work, env, variant, seed, overrides)
     cfg = cls(env=env, seed=seed, run_dir=run_dir, total_env_steps=budget, resume=False,
               eval_every=max(budget // 10, 1), eval_episodes=5, progress=False,
               tensorboard=False, checkpoint_every=budget, keep_checkpoints=1,
@@ -117,6 +159,12 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
         "final_return": evals[-1]["eval_return"] if evals else None,
         "mean_intrinsic_reward": float(np.mean(intr)) if intr else None,
         "max_position": reach["max_position"] if env.startswith("MountainCar") else None,
+        **({} if "DoorKey" not in env else {
+            "first_key_step": first_seen.get("key"),
+            "first_door_open_step": first_seen.get("door_open"),
+            "key_share_per_tenth": [round(k / n, 4) if n else None for n, k, _ in bins],
+            "door_open_share_per_tenth": [round(d / n, 4) if n else None for n, _, d in bins],
+        }),
     }  # fmt: skip
 
 
@@ -171,6 +219,43 @@ def sparse(args: argparse.Namespace) -> dict[str, Any]:
                 "runs": runs,
             }  # fmt: skip
     return {"benchmark": "rnd_ppo_sparse", "budget": args.budget, "set": sets, "results": table}
+
+
+def table(args: argparse.Namespace) -> dict[str, Any]:
+    """Finished ``sparse`` work folders side by side: per (env, variant, --set) group and
+    seed, the evaluation series from the run's metrics.jsonl (step 0: after the BC
+    pre-training), the mean success of the evaluations past half the budget, and the summary
+    line; then the medians over seeds."""
+    groups: dict[str, Any] = {}
+    for work in map(Path, args.tables):
+        for line in (work / "results.jsonl").read_text().splitlines():
+            r = json.loads(line)
+            run_dir = run_dir_of(work, r["env"], r["variant"], r["seed"], r.get("set", ""))
+            rows = [json.loads(x) for x in (run_dir / "metrics.jsonl").read_text().splitlines()]
+            evals = [(e["env_steps"], eval_success(r["env"], e), round(e["eval_return"], 4))
+                     for e in rows if e["kind"] == "eval"]  # fmt: skip
+            name = f"{r['env']} {r['variant']} budget={r['budget']} set={r.get('set', '')}"
+            group = groups.setdefault(name, {"runs": []})
+            late = [ok for step, ok, _ in evals if step > r["budget"] // 2]
+            group["runs"].append({**r, "work": str(work), "evals": evals,
+                                  "mean_success_second_half": round(float(np.mean(late)), 4)
+                                  if late else None})  # fmt: skip
+    for group in groups.values():
+        runs = sorted(group["runs"], key=lambda r: r["seed"])
+        budget = runs[0]["budget"]
+        group.update(
+            seeds=[r["seed"] for r in runs],
+            median_first_success_train_step=median(
+                [r["first_success_train_step"] for r in runs], budget),
+            median_first_success_eval_step=median(
+                [r["first_success_eval_step"] for r in runs], budget),
+            median_final_success=float(np.median([r["final_success"] or 0 for r in runs])),
+            median_final_return=float(np.median([r["final_return"] for r in runs])),
+            median_success_second_half=median_of(
+                [r["mean_success_second_half"] for r in runs]),
+            runs=runs,
+        )  # fmt: skip
+    return {"benchmark": "rnd_ppo_sparse_table", "groups": groups}
 
 
 def overrides(pairs: list[str]) -> str:
@@ -229,7 +314,7 @@ def montezuma(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
-    ap.add_argument("what", choices=["sparse", "montezuma"])
+    ap.add_argument("what", choices=["sparse", "montezuma", "table"])
     ap.add_argument("--budget", type=int, default=100_000, help="env steps per run")
     ap.add_argument("--seeds", type=int, default=3)
     ap.add_argument(
@@ -250,8 +335,17 @@ def main() -> None:
         help="override a config field of every run (value as JSON)",
     )
     ap.add_argument("--work", default="/tmp/demostudio-bench-rnd-ppo")
+    ap.add_argument(
+        "--tables",
+        nargs="+",
+        default=[],
+        metavar="WORK",
+        help="table: the finished sparse --work folders to put side by side",
+    )
     args = ap.parse_args()
-    result = sparse(args) if args.what == "sparse" else montezuma(args)
+    if args.what == "table" and not args.tables:
+        raise SystemExit("table: expected --tables WORK [WORK ...], got none")
+    result = {"sparse": sparse, "montezuma": montezuma, "table": table}[args.what](args)
     print(json.dumps(result, indent=1))
 
 
