@@ -66,6 +66,7 @@ from agents.core.config import (
     ReplayConfig,
     RunConfig,
     SequenceConfig,
+    require,
 )
 
 
@@ -186,11 +187,22 @@ class ReactorConfig(
     eval_greedy: bool = True
     """Evaluate (and watch) with the most probable action of pi; off: sample from pi."""
 
+    learning_rate_final: float | None = None
+    """Anneal --learning-rate linearly to this over --learning-rate-steps env steps, then hold
+    it (none: a constant rate). The schedule follows env steps, not --total-env-steps, so a
+    shorter or longer run sees the same rates at the same step."""
+    learning_rate_steps: int = 40_000
+    """Env steps over which --learning-rate anneals to --learning-rate-final."""
+
     # Reactor's defaults (tuned on CartPole-v1; the seed's where it has one)
     epsilon_base: float = 0.01
     epsilon_alpha: float = 0.0
     learning_rate: float = 5e-4
     max_grad_norm: float = 40.0
+
+    def check(self) -> None:
+        require(self, ("learning_rate_final",), 0.0, strict=True)
+        require(self, ("learning_rate_steps",), 0)
 
 
 __all__ = ["ReactorConfig", "ReactorLossConfig"]
