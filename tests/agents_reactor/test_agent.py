@@ -195,12 +195,13 @@ def test_bad_reactor_flags_are_one_clean_line(capsys):
 
 def test_the_learning_rate_anneals_linearly_then_holds():
     """--learning-rate to --learning-rate-final over --learning-rate-steps env steps, set on
-    the optimiser after every iteration; none keeps the rate constant."""
+    the optimiser after every iteration (the default: 5e-4 to 5e-5 over 40k env steps, then
+    held); none keeps the rate constant."""
     param = torch.nn.Parameter(torch.zeros(1))
-    for final, expected in [(5e-5, [5e-4, 2.75e-4, 5e-5, 5e-5]), (None, [5e-4] * 4)]:
-        cfg = ReactorConfig(
-            learning_rate=5e-4, learning_rate_final=final, learning_rate_steps=40_000
-        )
+    for cfg, expected in [
+        (ReactorConfig(), [5e-4, 2.75e-4, 5e-5, 5e-5]),
+        (ReactorConfig(learning_rate=1e-3, learning_rate_final=None), [1e-3] * 4),
+    ]:
         agent = Reactor(cfg)
         opt = torch.optim.Adam([param], lr=agent.cfg.learning_rate)
         ctx = SimpleNamespace(counters={}, learner=SimpleNamespace(optimizer=opt))
