@@ -10,6 +10,10 @@
   python benchmarks/bench_reactor.py mountaincar [--seeds ...] [--budget 50000] [--variants ...]
       MountainCar-v0 with the one shipped demo (the first file of demos/MountainCar-v0)
       vs without (variants one_demo, no_demos): env steps to an evaluation mean >= -120.
+  python benchmarks/bench_reactor.py targets [--repeat 200]
+      Micro-benchmark of the distributional Retrace target alone (batch 32, 2 actions,
+      51 atoms, rows 21 = a trace after the burn-in and 31 = a whole sequence), one thread:
+      CPU milliseconds per call, median of --repeat.
   python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
@@ -53,6 +57,7 @@ def learning_run(seed: int, work: Path, target: float, **overrides) -> dict:
 
     class Timed(Reactor):
         def start(self, ctx):
+            super().start(ctx)
             self.t0 = time.perf_counter()
             self.c0 = time.process_time()
 
@@ -123,9 +128,43 @@ def merge(paths: list[str]) -> dict:
     return merged
 
 
+def time_targets(repeat: int) -> dict:
+    """CPU milliseconds per ``distributional_retrace_targets`` call at the learner's shapes."""
+    import torch
+
+    from agents.reactor.distributional import distributional_retrace_targets
+
+    torch.set_num_threads(1)
+    gen = torch.Generator().manual_seed(0)
+    out: dict = {"benchmark": "reactor-targets", "batch": 32, "actions": 2, "atoms": 51}
+    for rows in (21, 31):
+        shape = (rows, 32)
+        args = (
+            torch.rand(shape, generator=gen),  # reward
+            torch.zeros(shape),  # terminal
+            torch.ones(shape, dtype=torch.bool),  # mask
+            torch.randint(0, 2, shape, generator=gen),  # action
+            torch.softmax(torch.randn(*shape, 2, 51, generator=gen), -1),  # target probs
+            torch.softmax(torch.randn(*shape, 2, generator=gen), -1),  # pi
+            torch.rand(shape, generator=gen),  # traces
+        )
+        times = []
+        for _ in range(repeat):
+            t = time.process_time()  # CPU time: robust to other processes on the machine
+            distributional_retrace_targets(*args, 0.99, -9.94, 109.28)
+            times.append(time.process_time() - t)
+        out[f"cpu_ms_per_call_rows_{rows}"] = round(1e3 * statistics.median(times), 3)
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+    if argv[:1] == ["targets"]:
+        repeat = int(argv[2]) if argv[1:2] == ["--repeat"] else 200
+        json.dump(time_targets(repeat), sys.stdout, indent=2)
+        print()
+        return 0
     if argv[:1] == ["merge"]:
         json.dump(merge(argv[1:]), sys.stdout, indent=2)
         print()

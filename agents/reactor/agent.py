@@ -23,7 +23,7 @@ import numpy as np
 from agents.core.agent import Agent, EnvInfo
 from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
-from agents.core.mixing import DataSource
+from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
 from agents.core.run import RunContext, TrainResult, train
@@ -42,6 +42,10 @@ class Reactor(Agent):
         super().__init__(cfg)
         self.demo_mix = DemoMix(cfg) if cfg.demos else None
         self.num_actions = 0
+        self.learning_rate = LinearSchedule(
+            cfg.learning_rate, cfg.learning_rate_final, cfg.learning_rate_steps
+        )
+        """The learner's rate at an env step (``--learning-rate-final``)."""
 
     def configure(self, env: EnvInfo) -> None:
         """Settle the value support the flags left open: ``--v-min`` / ``--v-max`` from the
@@ -95,10 +99,25 @@ class Reactor(Agent):
         self.num_actions = ctx.info.num_actions
         return [] if self.demo_mix is None else [self.demo_mix.source(ctx)]
 
+    def start(self, ctx: RunContext) -> None:
+        self._set_learning_rate(ctx)
+
+    def after_iteration(self, ctx: RunContext) -> bool:
+        self._set_learning_rate(ctx)
+        return False
+
+    def _set_learning_rate(self, ctx: RunContext) -> None:
+        """The optimiser's rate from the schedule at the current env step (a resumed run
+        picks it up from its step count)."""
+        lr = self.learning_rate(ctx.counters["env_steps"])
+        for group in ctx.learner.optimizer.param_groups:
+            group["lr"] = lr
+
     def metrics(self, ctx: RunContext) -> dict[str, float]:
-        if self.demo_mix is None:
-            return {}
-        return self.demo_mix.metrics(ctx.counters["env_steps"])
+        out = {"learning_rate": self.learning_rate(ctx.counters["env_steps"])}
+        if self.demo_mix is not None:
+            out.update(self.demo_mix.metrics(ctx.counters["env_steps"]))
+        return out
 
 
 def train_reactor(cfg: ReactorConfig) -> TrainResult:

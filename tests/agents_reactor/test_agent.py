@@ -5,6 +5,7 @@ from the CLI with checkpoints, resume, evaluate and restore."""
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -152,8 +153,13 @@ def test_cli_run_checkpoints_resumes_evaluates_and_restores(tmp_path, capsys):
     run = tmp_path / "run"
     flags = [f"--{k.replace('_', '-')}={v}" for k, v in TINY.items() if not isinstance(v, bool)]
     flags += ["--no-progress", "--no-tensorboard", "--trust-region", "--run-dir", str(run)]
+    flags += ["--learning-rate", "1e-3", "--learning-rate-final", "5e-5"]
+    flags += ["--learning-rate-steps", "1300"]
     assert main(["train", "reactor", *flags, "--total-env-steps", "700"]) == 0
     first = load_checkpoint(run)
+    # the rate anneals with the env steps (to --learning-rate-final, 5e-5, at 1300)
+    lr = first["optimizer"]["param_groups"][0]["lr"]
+    assert lr == pytest.approx(1e-3 + (5e-5 - 1e-3) * first["counters"]["env_steps"] / 1300)
     assert first["algo"] == "reactor" and first["counters"]["env_steps"] >= 700
     assert set(first["targets"]) == {"main"}  # the Polyak-averaged network
     spec = first["network_specs"]["main"]["heads"]
@@ -167,9 +173,10 @@ def test_cli_run_checkpoints_resumes_evaluates_and_restores(tmp_path, capsys):
     second = load_checkpoint(run)
     assert second["counters"]["env_steps"] >= 1300 and second["counters"]["updates"] > updates
     assert second["config"]["trust_region"] is True  # the saved config, not the defaults
+    assert second["optimizer"]["param_groups"][0]["lr"] == pytest.approx(5e-5)  # then held
     rows = read_metrics(run)
     assert any(r["kind"] == "resume" for r in rows)
-    assert {"critic_loss", "policy_loss", "entropy", "trust_region_active"} <= set(
+    assert {"critic_loss", "policy_loss", "entropy", "trust_region_active", "learning_rate"} <= set(
         [r for r in rows if r["kind"] == "train"][-1]
     )
     assert main(["evaluate", str(run), "--episodes", "2"]) == 0
@@ -184,3 +191,22 @@ def test_cli_run_checkpoints_resumes_evaluates_and_restores(tmp_path, capsys):
 def test_bad_reactor_flags_are_one_clean_line(capsys):
     assert main(["train", "reactor", "--env", "CartPole-v1", "--v-min", "5", "--v-max", "1"]) == 2
     assert "--v-max: expected > --v-min (5.0), got 1.0" in capsys.readouterr().err
+
+
+def test_the_learning_rate_anneals_linearly_then_holds():
+    """--learning-rate to --learning-rate-final over --learning-rate-steps env steps, set on
+    the optimiser after every iteration (the default: 5e-4 to 5e-5 over 40k env steps, then
+    held); none keeps the rate constant."""
+    param = torch.nn.Parameter(torch.zeros(1))
+    for cfg, expected in [
+        (ReactorConfig(), [5e-4, 2.75e-4, 5e-5, 5e-5]),
+        (ReactorConfig(learning_rate=1e-3, learning_rate_final=None), [1e-3] * 4),
+    ]:
+        agent = Reactor(cfg)
+        opt = torch.optim.Adam([param], lr=agent.cfg.learning_rate)
+        ctx = SimpleNamespace(counters={}, learner=SimpleNamespace(optimizer=opt))
+        for steps, lr in zip([0, 20_000, 40_000, 80_000], expected, strict=True):
+            ctx.counters["env_steps"] = steps
+            assert agent.after_iteration(ctx) is False
+            assert opt.param_groups[0]["lr"] == pytest.approx(lr)
+            assert agent.metrics(ctx)["learning_rate"] == pytest.approx(lr)

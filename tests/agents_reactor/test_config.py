@@ -27,6 +27,8 @@ def test_defaults_validate():
         ("discount", 0.0, "--discount"),
         ("batch_size", 0, "--batch-size"),
         ("demo_ratio", 2.0, "--demo-ratio"),
+        ("learning_rate_final", 0.0, "--learning-rate-final"),
+        ("learning_rate_steps", -1, "--learning-rate-steps"),
     ],
 )
 def test_bad_values_name_the_flag(field, value, flag):
