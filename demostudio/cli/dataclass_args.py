@@ -87,7 +87,8 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             default = f.default_factory()
         else:
             default = None
-        help_text = f.metadata.get("help") or docs.get(f.name, "")
+        # argparse %-formats help texts: a docstring's "10%" must reach it as "10%%"
+        help_text = (f.metadata.get("help") or docs.get(f.name, "")).replace("%", "%%")
         kwargs: dict[str, Any] = {"dest": f.name, "default": default}
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             kwargs["required"] = True
