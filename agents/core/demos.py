@@ -248,9 +248,11 @@ def demo_sequences(
     return concat_batches(parts)
 
 
-def context_demos(cfg: Any, ctx: RunContext) -> DemoSet:
-    """The demos of ``cfg.demos`` checked against the run's env (counts into ``ctx.extras``)."""
-    demos = load_demos(cfg.demos, cfg.env, ctx.env, cfg.demo_env_override, cfg.demo_steps)
+def context_demos(cfg: Any, ctx: RunContext, env: gym.Env | None = None) -> DemoSet:
+    """The demos of ``cfg.demos`` checked against the run's env, or ``env`` where the run's
+    adds leaves the recordings lack (counts into ``ctx.extras``)."""
+    env = ctx.env if env is None else env
+    demos = load_demos(cfg.demos, cfg.env, env, cfg.demo_env_override, cfg.demo_steps)
     ctx.extras["demo_episodes"] = len(demos.paths)
     ctx.extras["demo_steps"] = demos.steps
     return demos

@@ -39,7 +39,7 @@ from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.policy import EpsilonGreedy, Selector
-from agents.core.preprocess import ObsSpec
+from agents.core.preprocess import ObsSpec, Preprocessor
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext
 from agents.core.schedules import Offline, OnPolicy
@@ -48,6 +48,7 @@ from agents.core.targets import TargetRule
 from agents.rnd_ppo.acting import LOGITS, BehaviourSample
 from agents.rnd_ppo.atari import make_env
 from agents.rnd_ppo.config import PPOConfig, RNDPPOConfig
+from agents.rnd_ppo.full_grid import FULL_GRID, FullGridObservation, policy_spec
 from agents.rnd_ppo.learning import bc_terms, ppo_terms, predictor_terms, rnd_input
 from agents.rnd_ppo.random_steps import random_policy_observations, standardised_spec
 from agents.rnd_ppo.rnd import IntrinsicReward
@@ -57,8 +58,10 @@ PRETRAIN = "pretrain"
 
 
 def rnd_leaf(cfg: RNDPPOConfig, info: EnvInfo) -> str:
-    """The observation leaf the RND networks read: --rnd-leaf, the only leaf, or the only
-    image/grid leaf."""
+    """The observation leaf the RND networks read: the whole grid with --rnd-full-grid,
+    --rnd-leaf, the only leaf, or the only image/grid leaf."""
+    if cfg.rnd_full_grid:
+        return FULL_GRID
     spec = info.preprocess.spec
     if cfg.rnd_leaf:
         if cfg.rnd_leaf not in spec:
@@ -66,7 +69,7 @@ def rnd_leaf(cfg: RNDPPOConfig, info: EnvInfo) -> str:
         return cfg.rnd_leaf
     if len(spec) == 1:
         return next(iter(spec))
-    images = [k for k, leaf in spec.items() if leaf.kind in ("frame", "grid")]
+    images = [k for k, leaf in spec.items() if leaf.kind in ("frame", "grid") and k != FULL_GRID]
     if len(images) != 1:
         raise ValueError(
             f"--rnd-leaf: expected a leaf name for observations of {sorted(spec)}, got none"
@@ -106,15 +109,16 @@ class RNDPPO(Agent):
         return {"main": spec}
 
     def policy_obs_spec(self, env: EnvInfo) -> ObsSpec:
-        """The network's observation spec: the env's, or with --policy-obs-norm-steps its
-        vector leaves standardised by that many random steps in one env (taken once)."""
-        steps = self.cfg.policy_obs_norm_steps
+        """The network's observation spec: the env's (without the RND-only whole grid), or
+        with --policy-obs-norm-steps its vector leaves standardised by that many random
+        steps in one env (taken once)."""
+        steps, spec = self.cfg.policy_obs_norm_steps, policy_spec(env.preprocess.spec)
         if not steps:
-            return env.preprocess.spec
+            return spec
         if self._policy_spec is None:
             batches = (env.preprocess(obs) for obs in random_policy_observations(
                 self.make_env, 1, steps, env.num_actions, self.cfg.seed))  # fmt: skip
-            self._policy_spec = standardised_spec(env.preprocess.spec, batches)
+            self._policy_spec = standardised_spec(spec, batches)
         return self._policy_spec
 
     def build_networks(self, env: EnvInfo) -> dict[str, torch.nn.Module]:
@@ -150,8 +154,12 @@ class RNDPPO(Agent):
     # --- environment ----------------------------------------------------------------------
     def make_env(self, render_mode: str | None = None) -> gym.Env:
         """ALE: the paper's frame skip, sticky actions, grey resized frames stacked
-        --frame-stack deep; other envs: per-step sticky actions when asked."""
-        return make_env(self.cfg.env, self.cfg, self.cfg.make_kwargs(), render_mode)
+        --frame-stack deep; other envs: per-step sticky actions when asked. With
+        --rnd-full-grid (RND only) MiniGrid's whole grid is added for the RND networks."""
+        env = make_env(self.cfg.env, self.cfg, self.cfg.make_kwargs(), render_mode)
+        if self.cfg.intrinsic and self.cfg.rnd_full_grid:
+            env = FullGridObservation(env, self.cfg.env)
+        return env
 
     # --- acting ---------------------------------------------------------------------------
     def acting_selector(self, n: int) -> Selector:
@@ -167,7 +175,16 @@ class RNDPPO(Agent):
         cfg = self.cfg
         if not cfg.demos:
             return []
-        seqs = demo_sequences(context_demos(cfg, ctx), ctx.preprocess, ctx.network,
+        preprocess, plain = ctx.preprocess, None
+        if FULL_GRID in preprocess.spec:  # recorded without the RND-only leaf
+            plain = make_env(cfg.env, cfg, cfg.make_kwargs())
+            preprocess = Preprocessor(policy_spec(preprocess.spec), preprocess.is_dict)
+        try:
+            demos = context_demos(cfg, ctx, plain)
+        finally:
+            if plain is not None:
+                plain.close()
+        seqs = demo_sequences(demos, preprocess, ctx.network,
                               cfg.sequence_length, cfg.period, EndBehavior.ZERO_PAD,
                               ctx.device)  # fmt: skip
         self.demos = PrioritizedSequenceReplay(len(seqs), 0.0, 0.0, seed=cfg.seed + 11,

@@ -224,6 +224,10 @@ class RNDSettings(ConfigGroup):
     rnd_leaf: str = ""
     """Observation leaf the RND networks see for Dict observations (e.g. image); empty:
     the only image leaf, else the only leaf."""
+    rnd_full_grid: bool = False
+    """MiniGrid: the RND networks read the whole grid (every cell, and the agent's cell
+    with its direction) instead of the policy's egocentric view, which the policy still
+    sees alone. Off: RND reads what the policy reads, as in the source."""
 
     def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
@@ -239,6 +243,12 @@ class RNDSettings(ConfigGroup):
         _require(self.obs_norm_clip > 0, "obs_norm_clip", "> 0", self.obs_norm_clip)
         for name in ("rnd_embed_dim", "rnd_hidden"):
             _require(getattr(self, name) >= 1, name, ">= 1", getattr(self, name))
+        _require(
+            not (self.rnd_full_grid and self.rnd_leaf and self.rnd_leaf != "full_grid"),
+            "rnd_leaf",
+            "empty or full_grid with --rnd-full-grid",
+            self.rnd_leaf,
+        )
 
 
 @dataclass
