@@ -10,6 +10,10 @@
   python benchmarks/bench_reactor.py mountaincar [--seeds ...] [--budget 50000] [--variants ...]
       MountainCar-v0 with the one shipped demo (the first file of demos/MountainCar-v0)
       vs without (variants one_demo, no_demos): env steps to an evaluation mean >= -120.
+  python benchmarks/bench_reactor.py lunarlander [--seeds ...] [--budget 600000]
+      LunarLander-v3: env steps and wall time to an evaluation mean >= 200 over 10
+      episodes (every 25k env steps; the run stops after 3 such evaluations), with the
+      learning rate annealed over 500k env steps instead of CartPole's 40k.
   python benchmarks/bench_reactor.py targets [--repeat 200]
       Micro-benchmark of the distributional Retrace target alone (batch 32, 2 actions,
       51 atoms, rows 21 = a trace after the burn-in and 31 = a whole sequence), one thread:
@@ -37,6 +41,8 @@ SHIPPED_MC_DEMO = sorted((ROOT / "demos" / "MountainCar-v0").glob("*.h5"))[:1]
 
 CARTPOLE = dict(env="CartPole-v1", eval_every=2_500, eval_episodes=5)
 MOUNTAINCAR = dict(env="MountainCar-v0", eval_every=2_500, eval_episodes=5)
+LUNARLANDER = dict(env="LunarLander-v3", eval_every=25_000, eval_episodes=10,
+                   learning_rate_steps=500_000, stop_return=200.0, stop_evals=3)  # fmt: skip
 VARIANTS = {
     "full": {},
     "expected_critic": dict(distributional=False),
@@ -170,7 +176,7 @@ def main(argv: list[str] | None = None) -> int:
         print()
         return 0
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("which", choices=["cartpole", "ablation", "mountaincar"])
+    p.add_argument("which", choices=["cartpole", "ablation", "mountaincar", "lunarlander"])
     p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
     p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
     p.add_argument("--variants", nargs="*", default=None, choices=[*VARIANTS, *MC_VARIANTS],
@@ -202,6 +208,11 @@ def main(argv: list[str] | None = None) -> int:
                 for s in args.seeds
             ]
             out[name] = summarize(runs, budget, 475.0)
+    elif args.which == "lunarlander":
+        budget = args.budget or 600_000
+        runs = [learning_run(s, work, 200.0, total_env_steps=budget, **{**LUNARLANDER, **overrides})
+                for s in args.seeds]  # fmt: skip
+        out["full"] = summarize(runs, budget, 200.0)
     else:
         budget = args.budget or 50_000
         for name in args.variants or list(MC_VARIANTS):
