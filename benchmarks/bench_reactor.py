@@ -12,8 +12,9 @@
       vs without (variants one_demo, no_demos): env steps to an evaluation mean >= -120.
   python benchmarks/bench_reactor.py lunarlander [--seeds ...] [--budget 600000]
       LunarLander-v3: env steps and wall time to an evaluation mean >= 200 over 10
-      episodes (every 25k env steps; the run stops after 3 such evaluations), with the
-      learning rate annealed over 500k env steps instead of CartPole's 40k.
+      episodes (every 25k env steps; the run stops once the mean of the last 3
+      evaluations reaches 200), with the learning rate annealed over 500k env steps
+      instead of CartPole's 40k.
   python benchmarks/bench_reactor.py targets [--repeat 200]
       Micro-benchmark of the distributional Retrace target alone (batch 32, 2 actions,
       51 atoms, rows 21 = a trace after the burn-in and 31 = a whole sequence), one thread:
