@@ -69,7 +69,7 @@ def rnd_leaf(cfg: RNDPPOConfig, info: EnvInfo) -> str:
         return cfg.rnd_leaf
     if len(spec) == 1:
         return next(iter(spec))
-    images = [k for k, leaf in spec.items() if leaf.kind in ("frame", "grid") and k != FULL_GRID]
+    images = [k for k, leaf in spec.items() if leaf.kind in ("frame", "grid")]
     if len(images) != 1:
         raise ValueError(
             f"--rnd-leaf: expected a leaf name for observations of {sorted(spec)}, got none"

@@ -87,8 +87,7 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             default = f.default_factory()
         else:
             default = None
-        # argparse %-formats help texts: a docstring's "10%" must reach it as "10%%"
-        help_text = (f.metadata.get("help") or docs.get(f.name, "")).replace("%", "%%")
+        help_text = f.metadata.get("help") or docs.get(f.name, "")
         kwargs: dict[str, Any] = {"dest": f.name, "default": default}
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
             kwargs["required"] = True
@@ -114,6 +113,8 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
             says_default = "default" in help_text.lower() or kwargs.get("required")
             kwargs["help"] = help_text if says_default else f"{help_text} (default: {shown})"
             kwargs["metavar"] = f.name.upper() if "choices" not in kwargs else None
+        # argparse %-formats help texts: a docstring's "10%" must reach it as "10%%"
+        kwargs["help"] = kwargs["help"].replace("%", "%%")
         if f.metadata.get("positional"):
             kwargs.pop("dest")
             kwargs.pop("required", None)
