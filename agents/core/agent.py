@@ -48,6 +48,7 @@ import numpy as np
 import torch
 
 from agents.core.batch import Loss
+from agents.core.layout import with_layout
 from agents.core.losses import r2d2_loss
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
@@ -155,9 +156,13 @@ class Agent:
     # --- environment ----------------------------------------------------------------------
     def make_env(self, render_mode: str | None = None) -> gym.Env:
         """One env of the run (actors, evaluation, watch): ``--env`` with ``--env-kwargs``.
-        Override to add wrappers (RND-PPO's Atari frame stacks and sticky actions)."""
+        Override to add wrappers (RND-PPO's Atari frame stacks and sticky actions); with
+        ``--fixed-layout`` every episode starts from one layout (:mod:`agents.core.layout`)."""
+        cfg = self.cfg
         extra = {} if render_mode is None else {"render_mode": render_mode}
-        return make_env(self.cfg.env, self.cfg.make_kwargs(), **extra)
+        return with_layout(
+            make_env(cfg.env, cfg.make_kwargs(), **extra), cfg.fixed_layout, cfg.seed
+        )
 
     # --- acting ---------------------------------------------------------------------------
     def acting_selector(self, n: int) -> Selector:

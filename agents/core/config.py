@@ -75,6 +75,9 @@ class RunConfig(ConfigGroup):
     """Extra gymnasium.make keyword arguments as JSON, e.g. '{"max_episode_steps": 500}'."""
     seed: int = 0
     """Seed for envs, sampling, exploration, network init and evaluation episodes."""
+    fixed_layout: bool = False
+    """Reset every episode (training and evaluation) with --seed: one layout of a
+    procedurally generated env such as MiniGrid, the 'singleton' setting of the RND paper."""
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """Torch device for the learner and actors (auto: cuda when available)."""
     run_dir: Path | None = None
