@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import gymnasium as gym
+import minigrid  # noqa: F401  (registers the MiniGrid envs)
 import numpy as np
 import pytest
 
@@ -40,13 +42,18 @@ def test_every_reset_draws_the_seeds_layout(tmp_path, family):
     assert len(set(layouts(agent(False).make_env(), [1, 2, 3, 4]))) > 1
 
 
-def test_steps_after_a_fixed_reset_are_the_envs_own():
+def test_an_episode_plays_as_the_plain_env_reset_with_the_seed():
+    """Only the reset changes: the steps after it are the env's own."""
     env = R2D2(R2D2Config(env=ENV, seed=3, fixed_layout=True)).make_env()
-    obs, _ = env.reset()
-    turned, *_ = env.step(env.unwrapped.actions.left)
-    assert (
-        not np.array_equal(obs["image"], turned["image"]) or obs["direction"] != turned["direction"]
-    )
+    plain = gym.make(ENV)
+    obs, plain_obs = env.reset(seed=11)[0], plain.reset(seed=3)[0]
+    actions = [2, 2, 1, 2, 0, 2, 3, 5, 2, 2]  # forward, turn, pickup, toggle
+    for action in actions:
+        np.testing.assert_array_equal(obs["image"], plain_obs["image"])
+        obs, reward, terminated, truncated, _ = env.step(action)
+        plain_obs, *plain_rest = plain.step(action)
+        assert [reward, terminated, truncated] == plain_rest[:3]
+    np.testing.assert_array_equal(obs["image"], plain_obs["image"])
 
 
 def test_cli_run_keeps_the_layout_in_its_checkpoint(tmp_path):
