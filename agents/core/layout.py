@@ -5,6 +5,8 @@ paper's hard-exploration games are "singletons" instead: Montezuma's Revenge sta
 episode in the same rooms, so a state seen before is less novel next time. With
 ``--fixed-layout`` every reset is ``reset(seed=--seed)``, the actors' and the evaluation
 episodes' alike, so a run trains (and is evaluated) on the one layout that seed draws.
+The env's other randomness restarts from that seed too (sticky actions, ALE's included):
+with this flag, two episodes differ only where the agent's actions differ.
 """
 
 from __future__ import annotations
