@@ -155,14 +155,15 @@ class Agent:
 
     # --- environment ----------------------------------------------------------------------
     def make_env(self, render_mode: str | None = None) -> gym.Env:
-        """One env of the run (actors, evaluation, watch): ``--env`` with ``--env-kwargs``.
-        Override to add wrappers (RND-PPO's Atari frame stacks and sticky actions); with
-        ``--fixed-layout`` every episode starts from one layout (:mod:`agents.core.layout`)."""
-        cfg = self.cfg
+        """One env of the run (actors, evaluation, watch): :meth:`build_env`, and with
+        ``--fixed-layout`` every episode from one layout (:mod:`agents.core.layout`)."""
+        return with_layout(self.build_env(render_mode), self.cfg.fixed_layout, self.cfg.seed)
+
+    def build_env(self, render_mode: str | None = None) -> gym.Env:
+        """``--env`` with ``--env-kwargs``. Override to add wrappers (RND-PPO's Atari frame
+        stacks and sticky actions); :meth:`make_env` adds the run-wide ones."""
         extra = {} if render_mode is None else {"render_mode": render_mode}
-        return with_layout(
-            make_env(cfg.env, cfg.make_kwargs(), **extra), cfg.fixed_layout, cfg.seed
-        )
+        return make_env(self.cfg.env, self.cfg.make_kwargs(), **extra)
 
     # --- acting ---------------------------------------------------------------------------
     def acting_selector(self, n: int) -> Selector:

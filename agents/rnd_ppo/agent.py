@@ -35,7 +35,6 @@ import torch
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.batch import LearnerView, Loss, LossOutput, TorchBatch, to_torch, uniform_sample
 from agents.core.demos import context_demos, demo_sequences
-from agents.core.layout import with_layout
 from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
@@ -153,15 +152,12 @@ class RNDPPO(Agent):
         return groups
 
     # --- environment ----------------------------------------------------------------------
-    def make_env(self, render_mode: str | None = None) -> gym.Env:
+    def build_env(self, render_mode: str | None = None) -> gym.Env:
         """ALE: the paper's frame skip, sticky actions, grey resized frames stacked
         --frame-stack deep; other envs: per-step sticky actions when asked. With
-        --rnd-full-grid (RND only) MiniGrid's whole grid is added for the RND networks; with
-        --fixed-layout every episode starts from one layout."""
+        --rnd-full-grid (RND only) MiniGrid's whole grid is added for the RND networks."""
         cfg = self.cfg
-        env = with_layout(
-            make_env(cfg.env, cfg, cfg.make_kwargs(), render_mode), cfg.fixed_layout, cfg.seed
-        )
+        env = make_env(cfg.env, cfg, cfg.make_kwargs(), render_mode)
         if cfg.intrinsic and cfg.rnd_full_grid:
             env = FullGridObservation(env, cfg.env)
         return env

@@ -75,6 +75,7 @@ from agents.core.config import (
     RunConfig,
     require,
 )
+from agents.rnd_ppo.full_grid import FULL_GRID
 
 
 def _flag(name: str) -> str:
@@ -244,9 +245,9 @@ class RNDSettings(ConfigGroup):
         for name in ("rnd_embed_dim", "rnd_hidden"):
             _require(getattr(self, name) >= 1, name, ">= 1", getattr(self, name))
         _require(
-            not (self.rnd_full_grid and self.rnd_leaf and self.rnd_leaf != "full_grid"),
+            not (self.rnd_full_grid and self.rnd_leaf and self.rnd_leaf != FULL_GRID),
             "rnd_leaf",
-            "empty or full_grid with --rnd-full-grid",
+            f"empty or {FULL_GRID} with --rnd-full-grid",
             self.rnd_leaf,
         )
 
