@@ -209,6 +209,7 @@ class RunContext:
         if td is not None:
             self.mix.update_priorities(sample, td, mask)
         metrics["demo_share"] = float(np.mean(sample.is_demo))
+        metrics["is_weight_mean"] = float(np.mean(sample.weight))  # the step size it leaves
         self.record(metrics)
 
     def close(self) -> None:
