@@ -109,11 +109,6 @@ class ReactorLossConfig(ConfigGroup):
     """c of ACER's truncated ratio min(c, pi/mu) and its bias correction [pi - c mu]_+."""
     entropy_weight: float = 1e-4
     """Weight of the entropy bonus in the policy loss."""
-    policy_priority_beta: float | None = None
-    """Importance-weight exponent of the policy loss (none: --priority-beta, the critic's).
-    The replay's priorities make the batch over-represent the sequences the critic predicts
-    worst; 1 weights the policy gradient as if the replay were sampled uniformly, while the
-    critic still learns most from those sequences."""
     policy_trains_torso: bool = True
     """Let the policy gradient into the shared encoder and LSTM; off (the Reactor paper's
     choice): the policy head learns on the torso's features, which only the critic trains."""
@@ -162,11 +157,6 @@ class ReactorLossConfig(ConfigGroup):
             ("entropy_weight", self.entropy_weight >= 0.0, ">= 0"),
             ("trust_region_delta", self.trust_region_delta > 0.0, "> 0"),
             ("average_tau", 0.0 <= self.average_tau < 1.0, "in [0, 1)"),
-            (
-                "policy_priority_beta",
-                self.policy_priority_beta is None or 0.0 <= self.policy_priority_beta <= 1.0,
-                "in [0, 1] or none",
-            ),
         ]
         for name, ok, expected in checks:
             if not ok:
@@ -220,13 +210,6 @@ class ReactorConfig(
     def check(self) -> None:
         require(self, ("learning_rate_final",), 0.0, strict=True)
         require(self, ("learning_rate_steps",), 0)
-        own = self.policy_priority_beta
-        if own is not None and own != self.priority_beta and self.priority_beta <= 0.0:
-            raise ValueError(
-                f"--priority-beta: expected > 0 with --policy-priority-beta {own} (the policy's "
-                f"weights are the critic's raised to {own} / --priority-beta), got "
-                f"{self.priority_beta}"
-            )
 
 
 __all__ = ["ReactorConfig", "ReactorLossConfig"]

@@ -22,7 +22,6 @@ from agents.core.batch import LearnerView, LossOutput, TorchBatch
 from agents.core.losses import episode_starts, learn_mask, unroll
 from agents.core.networks import LSTMState, NetworkOutput, RecurrentNetwork
 from agents.reactor.acting import BEHAVIOUR, MU
-from agents.reactor.config import ReactorConfig
 from agents.reactor.loss import ReactorLossInputs, reactor_loss
 
 POLICY = "logits"
@@ -68,18 +67,6 @@ def _extra(batch: TorchBatch, name: str) -> torch.Tensor:
     return batch.extras[name]
 
 
-def policy_weight(weight: torch.Tensor, cfg: ReactorConfig) -> torch.Tensor | None:
-    """The policy loss's importance weights, or None where they are the critic's.
-
-    ``weight`` is ``(N P)^-beta`` normalised by its batch maximum (beta: --priority-beta, one
-    exponent for the agent and demo replays), so ``weight^(beta_pi / beta)`` is
-    ``(N P)^-beta_pi`` normalised the same way: the weights at the policy's exponent."""
-    own = cfg.policy_priority_beta
-    if own is None or own == cfg.priority_beta:
-        return None
-    return weight.pow(own / cfg.priority_beta)
-
-
 def reactor_learner_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
     """The Reactor loss over the learned steps (see the module docstring); priorities from
     the critic's error, 0 on the steps not learned."""
@@ -106,7 +93,6 @@ def reactor_learner_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
         mu=_extra(batch, BEHAVIOUR) if cfg.policy_gradient == "tis" else None,
         weight=batch.weight,
         learn=learn_mask(batch, burn),
-        policy_weight=policy_weight(batch.weight, cfg),
     )
     out = reactor_loss(inputs, cfg, cfg.discount)
     return LossOutput(out.loss, out.priority, out.learn_mask, out.metrics)

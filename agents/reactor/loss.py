@@ -19,8 +19,6 @@ left out change no target of the steps learned. Per step::
 
 Steps are weighted ``w_{t,b} = learn_mask * is_weight_b / (count_b * B)``: a per-sequence
 mean of the learned steps, then the importance-weighted batch mean (as the R2D2 loss does).
-The policy loss may have its own importance weights (``policy_weight``: the replay's at
-another exponent, see ``ReactorLossConfig.policy_priority_beta``).
 Demo steps need nothing special: their ``mu`` is 1 for the recorded action (see
 :mod:`agents.reactor.retrace` and :mod:`agents.reactor.policy_gradient`).
 """
@@ -72,8 +70,6 @@ class ReactorLossInputs(NamedTuple):
     learn: torch.Tensor | None = None
     """``[T, B]`` bool, the steps to learn from (None: every real step); the last position is
     never learned (it has no successor to bootstrap from)."""
-    policy_weight: torch.Tensor | None = None
-    """``[B]`` importance weights of the policy loss (None: ``weight``, the critic's)."""
 
 
 class ReactorLossOutput(NamedTuple):
@@ -110,8 +106,7 @@ def reactor_loss(
     rows = learn_mask.any(1)
     lo = int(rows.to(torch.int8).argmax()) if bool(rows.any()) else 0
     if lo > 0:
-        per_sequence = ("weight", "policy_weight")
-        cut = {f: getattr(x, f) for f in x._fields if f not in per_sequence}  # [T, B, ...]
+        cut = {f: getattr(x, f) for f in x._fields if f != "weight"}  # the [T, B, ...] fields
         x = x._replace(**{f: v[lo:] for f, v in cut.items() if v is not None})
     out = _loss(x, learn_mask[lo:], cfg, discount, dist)
     pad = (0, 0, lo, 0)
@@ -128,9 +123,7 @@ def _loss(
     """:func:`reactor_loss` over the rows from the first one any sequence learns."""
     reward = x.reward.clamp(-1.0, 1.0) if cfg.reward_clip else x.reward
     steps = learn_mask.to(reward.dtype)
-    per_step = steps / steps.sum(0).clamp(min=1.0) / steps.shape[1]
-    w = per_step * x.weight.unsqueeze(0)
-    w_pi = w if x.policy_weight is None else per_step * x.policy_weight.unsqueeze(0)
+    w = steps * (x.weight / steps.sum(0).clamp(min=1.0) / steps.shape[1]).unsqueeze(0)
 
     pi_const = torch.softmax(x.policy_logits.detach(), -1)  # evaluated policy: no gradient
     action = x.action.long().clamp(0, pi_const.shape[-1] - 1)
@@ -176,12 +169,12 @@ def _loss(
     if cfg.trust_region:
         assert x.average_logits is not None  # checked above
         tr = trust_region_loss(
-            objective, x.policy_logits, x.average_logits, w_pi, cfg.trust_region_delta
+            objective, x.policy_logits, x.average_logits, w, cfg.trust_region_delta
         )
         policy_loss = tr.loss
         metrics["trust_region_active"] = float(tr.active.sum() / steps.sum().clamp(min=1.0))
     else:
-        policy_loss = -(w_pi * objective).sum()
+        policy_loss = -(w * objective).sum()
     critic_loss = (w * critic_step).sum()
     loss = policy_loss + cfg.critic_loss_weight * critic_loss
     n = steps.sum().clamp(min=1.0)
