@@ -45,14 +45,8 @@ def test_short_r2d2_run_logs_checkpoints_and_resumes(tmp_path):
     rows = read_metrics(run)
     train_rows = [r for r in rows if r["kind"] == "train"]
     evals = [r for r in rows if r["kind"] == "eval"]
-    assert train_rows and {
-        "loss",
-        "sps",
-        "ups",
-        "episode_return",
-        "demo_share",
-        "is_weight_mean",
-    } <= set(train_rows[-1])
+    logged = {"loss", "sps", "ups", "episode_return", "demo_share", "is_weight_mean"}
+    assert train_rows and logged <= set(train_rows[-1])
     assert len(evals) == 2 and all(np.isfinite(r["eval_return"]) for r in evals)
     assert 0.0 < train_rows[-1]["is_weight_mean"] <= 1.0  # normalised by the batch maximum
     ckpts = sorted(p.name for p in (run / "checkpoints").iterdir())
