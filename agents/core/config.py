@@ -270,6 +270,12 @@ class ReplayConfig(ConfigGroup):
     """Priority exponent alpha (0 = uniform sampling)."""
     priority_beta: float = 0.6
     """Importance-weight exponent beta."""
+    priority_beta_final: float | None = None
+    """Anneal --priority-beta linearly to this over --priority-beta-steps env steps, then hold
+    it (Schaul et al. 2016 anneal beta to 1: full correction once learning settles); none: a
+    fixed beta. One beta serves every buffer of a batch (agent and demo replay)."""
+    priority_beta_steps: int = 0
+    """Env steps over which --priority-beta anneals to --priority-beta-final."""
     priority_eta: float = 0.9
     """Sequence priority = eta * max|delta| + (1 - eta) * mean|delta|."""
     replay_kind: ReplayKind = "proportional"
@@ -279,7 +285,8 @@ class ReplayConfig(ConfigGroup):
     def check(self) -> None:
         require(self, ("replay_capacity",), 1)
         require(self, ("env_steps_per_update",), 0.0, strict=True)
-        require_unit(self, ("priority_eta",))
+        require_unit(self, ("priority_eta", "priority_beta", "priority_beta_final"))
+        require(self, ("priority_beta_steps",), 0)
 
 
 @dataclass

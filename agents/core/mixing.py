@@ -57,6 +57,7 @@ class ReplayMix:
         main: DataSource | PrioritizedSequenceReplay,
         extras: list[DataSource] | None = None,
         seed: int | None = None,
+        beta: Callable[[float], float] | None = None,
     ):
         if isinstance(main, PrioritizedSequenceReplay):
             main = DataSource(main.name, main)
@@ -64,6 +65,8 @@ class ReplayMix:
         self.main = main.buffer
         self.extras = list(extras or [])
         self.rng = np.random.default_rng(seed)
+        self.beta = beta
+        """Importance-weight exponent at a step for every buffer (none: each buffer's own)."""
         names = [s.name for s in self.sources]
         if len(set(names)) != len(names):
             raise ValueError(f"expected distinct source names, got {names}")
@@ -104,11 +107,12 @@ class ReplayMix:
             raise ValueError("expected at least one non-empty buffer to sample from, got none")
         probs = probs / probs.sum()
         counts = self.rng.multinomial(batch_size, probs)
+        beta = None if self.beta is None else float(self.beta(step))
         parts, weights, sources, indices = [], [], [], []
         for i, (buf, n) in enumerate(zip(self.buffers, counts)):
             if n == 0:
                 continue
-            s = buf.sample(int(n))
+            s = buf.sample(int(n), beta)
             parts.append(s.batch)
             weights.append(s.weight)
             sources.append(np.full(n, i))

@@ -181,11 +181,14 @@ class PrioritizedSequenceReplay:
         self.added += b
         return slots
 
-    def sample(self, n: int) -> Sampled:
+    def sample(self, n: int, beta: float | None = None) -> Sampled:
+        """``n`` items, their slots and importance weights (exponent ``beta``, else the
+        buffer's own)."""
         if self.size == 0:
             raise ValueError(f"expected a non-empty {self.name} buffer to sample from, got 0 items")
         index, prob = self._draw(n)
-        weight = (self.size * np.maximum(prob, 1e-12)) ** (-self.beta)
+        beta = self.beta if beta is None else beta
+        weight = (self.size * np.maximum(prob, 1e-12)) ** (-beta)
         return Sampled(index, weight, take(self._data, index))
 
     def probabilities(self) -> np.ndarray:

@@ -36,12 +36,12 @@ from agents.core.checkpoint import (
     save_checkpoint,
     save_replays,
 )
-from agents.core.config import config_to_dict
+from agents.core.config import ReplayConfig, config_to_dict
 from agents.core.controller import AgentController
 from agents.core.evaluate import EvalResult, run_episodes
 from agents.core.learner import Learner
 from agents.core.logger import RunLogger
-from agents.core.mixing import DataSource, ReplayMix
+from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
 from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, selector_part
 from agents.core.preprocess import make_preprocessor, spec_to_json
@@ -329,9 +329,13 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         )  # fmt: skip
     sources = agent.sources(ctx)
     if ctx.replay is not None:
-        ctx.mix = ReplayMix(DataSource("agent replay", ctx.replay), sources, seed=cfg.seed + 1)
-    elif sources:
-        ctx.mix = ReplayMix(sources[0], sources[1:], seed=cfg.seed + 1)
+        sources = [DataSource("agent replay", ctx.replay), *sources]
+    if sources:
+        beta = None  # prioritized replay's exponent, annealed (--priority-beta-final)
+        if isinstance(cfg, ReplayConfig):
+            beta = LinearSchedule(cfg.priority_beta, cfg.priority_beta_final,
+                                  cfg.priority_beta_steps)  # fmt: skip
+        ctx.mix = ReplayMix(sources[0], sources[1:], seed=cfg.seed + 1, beta=beta)
     note = None
     if payload is not None:
         note = restore_replays(ctx, ctx.counters["env_steps"])

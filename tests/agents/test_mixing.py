@@ -1,4 +1,5 @@
-"""Demo ratio annealing, the demo share actually sampled and priority write-back."""
+"""Demo ratio annealing, the demo share actually sampled, priority write-back and the
+annealed importance-weight exponent."""
 
 from __future__ import annotations
 
@@ -78,3 +79,44 @@ def test_empty_extra_source_is_skipped_and_ratios_checked():
     )
     with pytest.raises(ValueError, match="sum to at most 1"):
         bad.ratios(0)
+
+
+def test_annealed_beta_sets_every_buffers_importance_weights():
+    agent, demo, _ = make_mix(LinearSchedule(0.5))
+    agent.update_priorities(np.arange(50), np.linspace(0.1, 5.0, 50))
+    demo.update_priorities(np.arange(50), np.linspace(5.0, 0.1, 50))
+    beta = LinearSchedule(0.2, 1.0, 1000)
+    mix = ReplayMix(agent, [DataSource("demo", demo, LinearSchedule(0.5), demo=True)], 0, beta)
+    for step, b in [(0, 0.2), (500, 0.6), (1000, 1.0), (10**6, 1.0)]:
+        s = mix.sample(64, step)
+        prob = np.where(s.source == 0, agent.probabilities()[s.index], 0.0)
+        prob = np.where(s.source == 1, demo.probabilities()[s.index], prob)
+        raw = (50 * prob) ** -b  # (N P(i))^-beta in both buffers (50 items each)
+        np.testing.assert_allclose(s.weight, raw / raw.max(), rtol=1e-5)
+
+
+def test_beta_flags_reach_a_run_and_bad_ones_get_one_line(tmp_path, capsys):
+    from agents.core.logger import read_metrics
+    from demostudio.cli import main
+
+    tiny = ["--env", "CartPole-v1", "--num-actors", "2", "--hidden", "8", "--lstm", "8",
+            "--burn-in", "0", "--trace", "4", "--period", "2", "--batch-size", "8",
+            "--min-replay", "8", "--eval-every", "0", "--no-progress", "--no-tensorboard",
+            "--total-env-steps", "400", "--device", "cpu"]  # fmt: skip
+    flat = [*tiny, "--run-dir", str(tmp_path / "flat"), "--priority-beta", "0"]
+    assert main(["train", "r2d2", *flat]) == 0  # beta 0: every importance weight is 1
+    ramp = [*tiny, "--run-dir", str(tmp_path / "ramp"), "--priority-beta", "0",
+            "--priority-beta-final", "1", "--priority-beta-steps", "1"]  # fmt: skip
+    assert main(["train", "r2d2", *ramp]) == 0  # beta 1 from the first step on
+    means = {}
+    for name in ("flat", "ramp"):
+        rows = [r for r in read_metrics(tmp_path / name) if r["kind"] == "train"]
+        means[name] = [r["is_weight_mean"] for r in rows]
+    assert means["flat"] and all(m == 1.0 for m in means["flat"])
+    assert means["ramp"] and min(means["ramp"]) < 0.99  # the priorities spread the weights
+    capsys.readouterr()
+    bad = [*tiny, "--run-dir", str(tmp_path / "bad"), "--priority-beta-final", "1.5"]
+    assert main(["train", "r2d2", *bad]) != 0
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["demostudio: error: --priority-beta-final: expected in [0, 1], got 1.5"]
+    assert not (tmp_path / "bad").exists()
