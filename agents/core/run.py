@@ -210,6 +210,8 @@ class RunContext:
             self.mix.update_priorities(sample, td, mask)
         metrics["demo_share"] = float(np.mean(sample.is_demo))
         metrics["is_weight_mean"] = float(np.mean(sample.weight))  # the step size it leaves
+        if self.mix.beta is not None:
+            metrics["priority_beta"] = float(self.mix.beta(self.counters["env_steps"]))
         self.record(metrics)
 
     def close(self) -> None:

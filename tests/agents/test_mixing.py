@@ -108,10 +108,12 @@ def test_beta_flags_reach_a_run_and_bad_ones_get_one_line(tmp_path, capsys):
     ramp = [*tiny, "--run-dir", str(tmp_path / "ramp"), "--priority-beta", "0",
             "--priority-beta-final", "1", "--priority-beta-steps", "1"]  # fmt: skip
     assert main(["train", "r2d2", *ramp]) == 0  # beta 1 from the first step on
-    means = {}
+    means, betas = {}, {}
     for name in ("flat", "ramp"):
         rows = [r for r in read_metrics(tmp_path / name) if r["kind"] == "train"]
         means[name] = [r["is_weight_mean"] for r in rows]
+        betas[name] = {r["priority_beta"] for r in rows}
+    assert betas == {"flat": {0.0}, "ramp": {1.0}}  # the exponent in use, logged
     assert means["flat"] and all(m == 1.0 for m in means["flat"])
     assert means["ramp"] and min(means["ramp"]) < 0.99  # the priorities spread the weights
     capsys.readouterr()
