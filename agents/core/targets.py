@@ -44,8 +44,14 @@ TargetRule = HardCopy | Polyak
 
 
 def make_target(online: torch.nn.Module) -> torch.nn.Module:
-    """A frozen copy of ``online``."""
-    return copy.deepcopy(online).requires_grad_(False)
+    """A frozen copy of ``online``. A deep copy leaves an LSTM's weights as separate tensors,
+    which cuDNN would copy into one block on every call (with a warning); they are put back
+    into one block here (a no-op off CUDA)."""
+    target = copy.deepcopy(online).requires_grad_(False)
+    for module in target.modules():
+        if isinstance(module, torch.nn.RNNBase):
+            module.flatten_parameters()
+    return target
 
 
 __all__ = ["HardCopy", "Polyak", "TargetRule", "make_target"]
