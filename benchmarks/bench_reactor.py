@@ -23,6 +23,7 @@
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
 
+The learner runs on the CPU unless ``--set device='"cuda"'`` (the actors always do).
 Runs go to --work (default /tmp/demostudio-bench-reactor). Run with ``nice`` on a shared
 machine; every run is single-threaded (--torch-threads 1), and reports the process's CPU
 seconds beside the wall time (on a shared machine the wall time is mostly waiting).
@@ -75,8 +76,8 @@ def learning_run(seed: int, work: Path, target: float, **overrides) -> dict:
             }
 
     run = work / "runs" / f"reactor-{overrides['env']}-s{seed}-{time.time_ns()}"
-    cfg = ReactorConfig(seed=seed, run_dir=run, progress=False, tensorboard=False, device="cpu",
-                        **overrides)  # fmt: skip
+    cfg = ReactorConfig(seed=seed, run_dir=run, progress=False, tensorboard=False,
+                        **{"device": "cpu", **overrides})  # fmt: skip
     t = time.perf_counter()
     res = train(Timed(cfg))
     evals = [r for r in read_metrics(run) if r["kind"] == "eval"]
