@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import tempfile
 from collections.abc import Callable
@@ -37,3 +38,18 @@ def record_demos() -> Callable[..., Path]:
         return saved[0].parent
 
     return run
+
+
+@pytest.fixture(scope="session")
+def benchmark_script() -> Callable[[str], object]:
+    """``benchmark_script(name)``: the module ``benchmarks/<name>.py`` (the folder is no
+    package), imported from its file."""
+
+    def load(name: str) -> object:
+        path = Path(__file__).resolve().parents[1] / "benchmarks" / f"{name}.py"
+        spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        return module
+
+    return load

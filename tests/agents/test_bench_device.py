@@ -3,30 +3,25 @@ the CLI and its checkpoint evaluated on the CPU (the GPU half runs where there i
 
 from __future__ import annotations
 
-import importlib.util
 import json
-from pathlib import Path
 
 import pytest
 import torch
 
-PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_device.py"
+
+@pytest.fixture
+def run(benchmark_script, capsys):
+    """``run(argv)``: bench_device.py's JSON report for ``argv``."""
+
+    def main(argv: list[str]) -> dict:
+        assert benchmark_script("bench_device").main(argv) == 0
+        return json.loads(capsys.readouterr().out)
+
+    return main
 
 
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_device", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def run(argv: list[str], capsys) -> dict:
-    assert bench().main(argv) == 0
-    return json.loads(capsys.readouterr().out)
-
-
-def test_learner_times_each_device(capsys):
-    out = run(["learner", "--envs", "CartPole-v1", "--rounds", "1"], capsys)
+def test_learner_times_each_device(run):
+    out = run(["learner", "--envs", "CartPole-v1", "--rounds", "1"])
     (row,) = out["envs"]
     assert row["env"] == "CartPole-v1"
     assert row["cpu_ms"] > 0
@@ -37,13 +32,13 @@ def test_learner_times_each_device(capsys):
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the report without a GPU")
-def test_algos_without_a_gpu_says_so(capsys):
-    out = run(["algos", "--device", "cuda"], capsys)
+def test_algos_without_a_gpu_says_so(run):
+    out = run(["algos", "--device", "cuda"])
     assert out["error"] == "torch sees no GPU"
 
 
-def test_an_algorithm_trains_and_its_checkpoint_evaluates(tmp_path, capsys):
-    out = run(["algos", "--device", "cpu", "--algos", "bc", "--work", str(tmp_path)], capsys)
+def test_an_algorithm_trains_and_its_checkpoint_evaluates(tmp_path, run):
+    out = run(["algos", "--device", "cpu", "--algos", "bc", "--work", str(tmp_path)])
     (row,) = out["runs"]
     assert out["passed"] == "1/1"
     assert row["train_rc"] == 0 and row["evaluate_on_cpu_rc"] == 0

@@ -4,25 +4,20 @@ an open door in view, read from MiniGrid's symbolic views; and the side-by-side 
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
-from pathlib import Path
 
 import gymnasium as gym
 import numpy as np
+import pytest
 from minigrid.core.world_object import Door, Key
 
-PATH = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_rnd_ppo.py"
+
+@pytest.fixture
+def bench(benchmark_script):
+    return benchmark_script("bench_rnd_ppo")
 
 
-def bench():
-    spec = importlib.util.spec_from_file_location("bench_rnd_ppo", PATH)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def test_counts_by_hand():
+def test_counts_by_hand(bench):
     image = np.zeros((2, 3, 7, 7, 3), dtype=np.uint8)  # [B, L, W, H, 3]
     carried = Key("yellow").encode()
     image[0, 1, 3, 6] = carried  # the agent's cell: what it carries
@@ -31,13 +26,13 @@ def test_counts_by_hand():
     image[0, 2, 2, 2] = Door("yellow", is_open=True).encode()
     image[1, 0, 2, 2] = Door("yellow", is_locked=True).encode()  # closed: not counted
     mask = np.array([[True, True, True], [True, True, False]])
-    assert bench().doorkey_progress(image, mask) == (1, 1)
+    assert bench.doorkey_progress(image, mask) == (1, 1)
 
 
-def test_the_carried_key_in_a_real_view():
+def test_the_carried_key_in_a_real_view(bench):
     env = gym.make("MiniGrid-DoorKey-5x5-v0")
     env.reset(seed=0)
-    progress = bench().doorkey_progress
+    progress = bench.doorkey_progress
     image = env.unwrapped.gen_obs()["image"][None]
     assert progress(image, np.array([True]))[0] == 0
     env.unwrapped.carrying = Key("yellow")
@@ -46,8 +41,8 @@ def test_the_carried_key_in_a_real_view():
     env.close()
 
 
-def test_table_puts_work_folders_side_by_side(tmp_path):
-    module = bench()
+def test_table_puts_work_folders_side_by_side(tmp_path, bench):
+    module = bench
     for work, sets, finals in (("a", '{"int_coef": 1.0}', (0.0, 1.0, 0.0)),
                                ("b", '{"int_coef": 0.25}', (0.6, 1.0, 1.0))):  # fmt: skip
         folder = tmp_path / work
