@@ -5,12 +5,14 @@
       milliseconds per update on each device for each env's observations (CartPole's
       vector, MiniGrid's grid view, Atari's 84x84 frames), side by side in one process, and
       the ratio cpu / cuda (> 1: the GPU is faster).
-  python benchmarks/bench_device.py algos [--device cuda] [--steps 3000] [--algos ...]
+  python benchmarks/bench_device.py algos [--device cuda] [--env CartPole-v1] [--steps 3000]
+                                          [--algos ...]
       Every registered algorithm trained as a user would, through ``demostudio train ...
-      --device DEVICE`` on CartPole-v1 (the shipped CartPole demos where it needs demos),
-      then its run evaluated with ``demostudio evaluate RUN --device cpu``: a checkpoint made
-      on a GPU must play on a machine without one. Per algorithm: both exit codes, wall
-      seconds, env steps per second, and the last line of any failure.
+      --device DEVICE`` on --env (for the algorithms that need demos, the env's shipped
+      demos/<env>/; without them those are left out), then its run evaluated with
+      ``demostudio evaluate RUN --device cpu``: a checkpoint made on a GPU must play on a
+      machine without one. Per algorithm: both exit codes, wall seconds, the last logged env
+      steps and updates per second (sps, ups), and the last line of any failure.
 
 The GPU needs nothing here that the CPU does not: without CUDA, ``--devices cuda`` and
 ``--device cuda`` are reported as unavailable instead of measured.
@@ -29,16 +31,16 @@ from pathlib import Path
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-CARTPOLE_DEMOS = ROOT / "demos" / "CartPole-v1"
 LEARNER_ENVS = ["CartPole-v1", "MiniGrid-DoorKey-8x8-v0", "ALE/Pong-v5"]
 
-# What each algorithm needs beyond --env CartPole-v1 to train briefly and leave a checkpoint.
+# What each algorithm needs beyond --env to train briefly and leave a checkpoint ({demos}:
+# the env's shipped demos).
 ALGO_ARGS: dict[str, list[str]] = {
     "r2d2": [],
-    "r2d3": ["--demos", str(CARTPOLE_DEMOS)],
-    "dqfd": ["--demos", str(CARTPOLE_DEMOS), "--pretrain-updates", "100"],
-    "sqil": ["--demos", str(CARTPOLE_DEMOS)],
-    "bc": ["--demos", str(CARTPOLE_DEMOS), "--max-updates", "300"],
+    "r2d3": ["--demos", "{demos}"],
+    "dqfd": ["--demos", "{demos}", "--pretrain-updates", "100"],
+    "sqil": ["--demos", "{demos}"],
+    "bc": ["--demos", "{demos}", "--max-updates", "300"],
     "reactor": [],
     "ppo": [],
     "rnd-ppo": [],
@@ -98,11 +100,14 @@ def _rates(run: Path) -> dict:
     return {k: round(float(last[k]), 1) for k in ("sps", "ups") if k in last}
 
 
-def one_algo(name: str, device: str, steps: int, work: Path) -> dict:
+def one_algo(name: str, env_id: str, device: str, steps: int, work: Path) -> dict:
+    from demostudio.episode import env_folder_name
+
     run = work / f"{name}-{device}-{time.time_ns()}"
-    fill = {"steps": str(steps)}
-    extra = [] if name == "bc" else [a.format(**fill) for a in STEP_ARGS]
-    train_cmd = [*CLI, "train", name, "--env", "CartPole-v1", *ALGO_ARGS[name], *extra,
+    fill = {"steps": str(steps), "demos": str(ROOT / "demos" / env_folder_name(env_id))}
+    extra = [] if name == "bc" else STEP_ARGS
+    args = [a.format(**fill) for a in [*ALGO_ARGS[name], *extra]]
+    train_cmd = [*CLI, "train", name, "--env", env_id, *args,
                  "--device", device, "--run-dir", str(run), "--seed", "0", "--no-progress",
                  "--no-tensorboard"]  # fmt: skip
     env = {**os.environ, "SDL_VIDEODRIVER": "dummy", "SDL_AUDIODRIVER": "dummy"}
@@ -130,20 +135,25 @@ def one_algo(name: str, device: str, steps: int, work: Path) -> dict:
 def algos(args) -> dict:
     if args.device == "cuda" and not cuda_ok():
         return {"benchmark": "device-algos", "device": "cuda", "error": "torch sees no GPU"}
+    from demostudio.episode import env_folder_name
+
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
+    shipped = (ROOT / "demos" / env_folder_name(args.env)).is_dir()
+    left_out = [a for a in args.algos if "{demos}" in ALGO_ARGS[a] and not shipped]
     rows = []
-    for name in args.algos:
-        rows.append(one_algo(name, args.device, args.steps, work))
+    for name in (a for a in args.algos if a not in left_out):
+        rows.append(one_algo(name, args.env, args.device, args.steps, work))
         print(json.dumps(rows[-1]), file=sys.stderr, flush=True)  # progress, if cut short
     ok = sum(r["train_rc"] == 0 and r.get("evaluate_on_cpu_rc") == 0 for r in rows)
     return {
         "benchmark": "device-algos",
         "device": args.device,
         "gpu": torch.cuda.get_device_name(0) if cuda_ok() else None,
-        "env": "CartPole-v1",
+        "env": args.env,
         "steps": args.steps,
         "passed": f"{ok}/{len(rows)}",
+        "left_out_no_shipped_demos": left_out,
         "runs": rows,
     }
 
@@ -158,6 +168,7 @@ def main(argv: list[str] | None = None) -> int:
     lp.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     ap = sub.add_parser("algos")
     ap.add_argument("--device", default="cuda", choices=["cpu", "cuda"])
+    ap.add_argument("--env", default="CartPole-v1")
     ap.add_argument("--steps", type=int, default=3000)
     ap.add_argument("--algos", nargs="*", default=list(ALGO_ARGS), choices=list(ALGO_ARGS))
     ap.add_argument("--work", default="/tmp/demostudio-bench-device")
