@@ -281,11 +281,24 @@ class ReplayConfig(ConfigGroup):
     replay_kind: ReplayKind = "proportional"
     """How the agent replay is sampled: uniform, proportional (p^alpha), rank (1/rank^alpha)
     or greedy (the highest priorities first)."""
+    replay_uniform_share: float = 0.0
+    """Share of the agent replay's draws made uniformly, the rest by --replay-kind
+    (proportional or rank): P(i) = (1 - u) P_kind(i) + u / N, the importance weights from that
+    P(i). Replays sequences whose stored priorities went stale (a priority is refreshed only
+    when its sequence is replayed)."""
 
     def check(self) -> None:
         require(self, ("replay_capacity",), 1)
         require(self, ("env_steps_per_update",), 0.0, strict=True)
-        require_unit(self, ("priority_eta", "priority_beta", "priority_beta_final"))
+        require_unit(
+            self, ("priority_eta", "priority_beta", "priority_beta_final", "replay_uniform_share")
+        )
+        if self.replay_uniform_share and self.replay_kind not in ("proportional", "rank"):
+            raise ValueError(
+                f"--replay-uniform-share: expected 0 with --replay-kind {self.replay_kind} "
+                f"(a share mixes uniform draws into proportional or rank), got "
+                f"{self.replay_uniform_share}"
+            )
         require(self, ("priority_beta_steps",), 0)
 
 

@@ -13,6 +13,12 @@ priorities ``p_i`` of the ``N`` stored items is the buffer's *kind*:
 ``greedy``       the ``B`` highest priorities, best first, no randomness; weights are 1
 ================ ==========================================================================
 
+A ``uniform_share`` ``u`` mixes uniform draws into the proportional and rank kinds: each
+draw is uniform with probability ``u``, so ``P(i) = (1 - u) P_kind(i) + u / N``. A stored
+priority changes only when its sequence is replayed, so a sequence learned once keeps a low
+priority however much the network has since drifted on it; the uniform share keeps
+replaying such sequences while the priorities still bring the rare high-error ones forward.
+
 Importance weights are ``(N * P(i))^-beta``, normalised by their batch maximum by the mix.
 The sum tree always holds ``p_i^alpha`` (DQfD reads each buffer's priority mass from it).
 """
@@ -133,11 +139,19 @@ class PrioritizedSequenceReplay:
         name: str = "replay",
         persistent: bool = True,
         kind: ReplayKind = "proportional",
+        uniform_share: float = 0.0,
     ):
         if kind not in REPLAY_KINDS:
             kinds = list(REPLAY_KINDS)
             raise ValueError(f"{name}: expected a replay kind in {kinds}, got {kind!r}")
+        mixable = kind in ("proportional", "rank")
+        if not (0.0 <= uniform_share <= 1.0 and (mixable or uniform_share == 0.0)):
+            raise ValueError(
+                f"{name}: expected a uniform share in [0, 1] (0 for the {kind} kind), got "
+                f"{uniform_share}"
+            )
         self.kind = kind
+        self.uniform_share = uniform_share
         self.capacity = capacity
         self.persistent = persistent
         """Saved with checkpoints when asked (False for buffers rebuilt from files)."""
@@ -193,28 +207,39 @@ class PrioritizedSequenceReplay:
 
     def probabilities(self) -> np.ndarray:
         """``P(i)`` of each stored item for one draw (uniform and greedy: ``1/N``, the value
-        their importance weights use)."""
-        raw = self._raw[: self.size]
+        their importance weights use), the uniform share mixed in."""
+        return self._mixed(self._kind_probabilities(np.arange(self.size)))
+
+    def _kind_probabilities(self, index: np.ndarray) -> np.ndarray:
+        """``P_kind(i)`` of the slots ``index`` (before the uniform share)."""
         if self.kind == "proportional":
-            return self.tree.get(np.arange(self.size)) / self.tree.total
+            return self.tree.get(index) / self.tree.total
         if self.kind == "rank":
-            return rank_probabilities(raw, self.alpha)
-        return np.full(self.size, 1.0 / self.size)
+            return rank_probabilities(self._raw[: self.size], self.alpha)[index]
+        return np.full(len(index), 1.0 / self.size)
+
+    def _mixed(self, prob: np.ndarray) -> np.ndarray:
+        u = self.uniform_share
+        return prob if u == 0.0 else (1.0 - u) * prob + u / self.size
 
     def _draw(self, n: int) -> tuple[np.ndarray, np.ndarray]:
         """``n`` slot indices and the probability each was drawn with."""
-        if self.kind == "proportional":
-            index = self.tree.sample(n, self.rng)
-            return index, self.tree.get(index) / self.tree.total
         if self.kind == "greedy":  # deterministic: importance weights of 1
             return greedy_indices(self._raw[: self.size], n), np.full(n, 1.0 / self.size)
-        if self.kind == "uniform":
-            return self.rng.integers(0, self.size, n), np.full(n, 1.0 / self.size)
-        prob = rank_probabilities(self._raw[: self.size], self.alpha)
-        cdf = np.cumsum(prob)
-        u = (np.arange(n) + self.rng.random(n)) / n * cdf[-1]  # stratified, as the tree
-        index = np.minimum(np.searchsorted(cdf, u, side="right"), self.size - 1)
-        return index, prob[index]
+        uniform = self.rng.binomial(n, self.uniform_share) if self.uniform_share else 0
+        if self.kind == "uniform" or uniform == n:
+            index = self.rng.integers(0, self.size, n)
+            return index, self._mixed(self._kind_probabilities(index))
+        m = n - uniform
+        if self.kind == "proportional":
+            index = self.tree.sample(m, self.rng)
+        else:
+            cdf = np.cumsum(rank_probabilities(self._raw[: self.size], self.alpha))
+            u = (np.arange(m) + self.rng.random(m)) / m * cdf[-1]  # stratified, as the tree
+            index = np.minimum(np.searchsorted(cdf, u, side="right"), self.size - 1)
+        if uniform:
+            index = np.concatenate([index, self.rng.integers(0, self.size, uniform)])
+        return index, self._mixed(self._kind_probabilities(index))
 
     def update_priorities(self, index: np.ndarray, priority: np.ndarray) -> None:
         priority = np.maximum(np.asarray(priority, np.float64), 1e-8)

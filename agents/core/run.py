@@ -328,6 +328,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         ctx.replay = PrioritizedSequenceReplay(
             cfg.replay_capacity, cfg.priority_alpha, cfg.priority_beta, cfg.priority_eta,
             cfg.seed, "agent replay", kind=cfg.replay_kind,
+            uniform_share=cfg.replay_uniform_share,
         )  # fmt: skip
     sources = agent.sources(ctx)
     if ctx.replay is not None:

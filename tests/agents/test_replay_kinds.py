@@ -116,6 +116,38 @@ def test_replay_state_round_trip_for_each_kind(tmp_path, kind):
     np.testing.assert_array_equal(a.batch.obs["obs"], b.batch.obs["obs"])
 
 
+@pytest.mark.parametrize("kind", ["proportional", "rank"])
+def test_a_uniform_share_mixes_uniform_draws_in(kind):
+    beta, u = 0.5, 0.4
+    plain = filled(kind, beta=beta).probabilities()
+    buf = PrioritizedSequenceReplay(8, alpha=0.7, beta=beta, seed=0, kind=kind, uniform_share=u)
+    buf.add(make_batch([10, 11, 12, 13]), priority=PRIORITIES)
+    expected = (1 - u) * plain + u / 4
+    np.testing.assert_allclose(buf.probabilities(), expected)
+    np.testing.assert_allclose(frequencies(buf, draws=1000), expected, atol=0.02)
+    s = buf.sample(64)
+    np.testing.assert_allclose(s.weight, (4 * expected[s.index]) ** -beta)
+    # a stale low priority still gets at least its uniform share of the draws
+    buf.update_priorities(np.array([0]), np.array([1e-6]))
+    assert frequencies(buf, draws=1000)[0] > 0.8 * u / 4
+    # the whole share uniform: the kind's probabilities no longer count
+    whole = PrioritizedSequenceReplay(8, seed=0, kind=kind, uniform_share=1.0)
+    whole.add(make_batch([10, 11, 12, 13]), priority=PRIORITIES)
+    np.testing.assert_allclose(whole.sample(16).weight, 1.0)
+
+
+@pytest.mark.parametrize("kind", ["uniform", "greedy"])
+def test_a_uniform_share_needs_a_kind_to_mix_with(kind):
+    with pytest.raises(
+        ValueError, match=rf"expected a uniform share in \[0, 1\] \(0 for the {kind}"
+    ):
+        PrioritizedSequenceReplay(4, kind=kind, uniform_share=0.5)
+    with pytest.raises(ValueError, match="--replay-uniform-share: expected 0 with --replay-kind"):
+        R2D3Config(env="CartPole-v1", replay_kind=kind, replay_uniform_share=0.5).validate()
+    with pytest.raises(ValueError, match=r"--replay-uniform-share: expected in \[0, 1\]"):
+        R2D3Config(env="CartPole-v1", replay_uniform_share=1.5).validate()
+
+
 def test_unknown_kind_is_named():
     with pytest.raises(ValueError, match=r"demo replay: expected a replay kind in .*got 'best'"):
         PrioritizedSequenceReplay(4, name="demo replay", kind="best")
