@@ -19,6 +19,13 @@
       Micro-benchmark of the distributional Retrace target alone (batch 32, 2 actions,
       51 atoms, rows 21 = a trace after the burn-in and 31 = a whole sequence), one thread:
       CPU milliseconds per call, median of --repeat.
+  python benchmarks/bench_reactor.py failures RUN_DIR [--episodes 20]
+      CartPole-v1: every checkpoint of a run (train with --set checkpoint_every=2500
+      keep_checkpoints=20) played greedily from the same --episodes reset seeds: mean
+      length, and of the episodes that ended before the step limit, how many ran the cart
+      off the track (|x| > 2.4) and how many let the pole fall, with their lengths, and the
+      pole's mean angle over every step (a policy that balances it leaning drives the cart
+      one way until it leaves the track).
   python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
@@ -33,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import sys
 import time
@@ -165,9 +173,57 @@ def time_targets(repeat: int) -> dict:
     return out
 
 
+def checkpoint_failures(run: Path, episodes: int) -> dict:
+    """Why the greedy episodes of each checkpoint of a CartPole run ended (see the module
+    docstring); checkpoints in env-step order, ``final.pt`` last."""
+    from agents.core.restore import restore_agent
+
+    limit = 2.4  # CartPole-v1's x_threshold: past it the cart is off the track
+    rows = []
+    folder = run / "checkpoints"
+    for path in [*sorted(folder.glob("step-*.pt")), folder / "final.pt"]:
+        if not path.is_file():
+            continue
+        agent = restore_agent(path)
+        env = agent.make_env()
+        lengths, off_track, fell, angles = [], [], [], []
+        for i in range(episodes):
+            obs, info = env.reset(seed=10_000 + i)
+            agent.controller.reset(env, obs, info)
+            steps, terminated, truncated = 0, False, False
+            while not (terminated or truncated):
+                obs, reward, terminated, truncated, _ = env.step(agent.controller.act(env, obs))
+                agent.controller.observe_reward(float(reward))
+                angles.append(float(env.unwrapped.state[2]))
+                steps += 1
+            lengths.append(steps)
+            if terminated:
+                (off_track if abs(float(env.unwrapped.state[0])) > limit else fell).append(steps)
+        env.close()
+        rows.append({
+            "checkpoint": path.name,
+            "env_steps": agent.counters.get("env_steps"),
+            "mean_length": statistics.mean(lengths),
+            "off_track": len(off_track),
+            "pole_fell": len(fell),
+            "failed_lengths": sorted(off_track + fell),
+            "mean_pole_angle_deg": round(math.degrees(statistics.mean(angles)), 3),
+        })  # fmt: skip
+    return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,
+            "checkpoints": rows}  # fmt: skip
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
+    if argv[:1] == ["failures"]:
+        f = argparse.ArgumentParser(prog="bench_reactor.py failures")
+        f.add_argument("run", type=Path)
+        f.add_argument("--episodes", type=int, default=20)
+        fa = f.parse_args(argv[1:])
+        json.dump(checkpoint_failures(fa.run, fa.episodes), sys.stdout, indent=2)
+        print()
+        return 0
     if argv[:1] == ["targets"]:
         repeat = int(argv[2]) if argv[1:2] == ["--repeat"] else 200
         json.dump(time_targets(repeat), sys.stdout, indent=2)

@@ -1,0 +1,32 @@
+"""benchmarks/bench_reactor.py failures: why each checkpoint's greedy CartPole episodes
+ended (cart off the track or pole fallen), on a short real run."""
+
+from __future__ import annotations
+
+from agents.core.run import train
+from agents.reactor import Reactor, ReactorConfig
+
+
+def test_every_checkpoint_is_played_and_each_ending_is_named(tmp_path, benchmark_script):
+    run = tmp_path / "run"
+    cfg = ReactorConfig(env="CartPole-v1", num_actors=2, hidden=16, lstm=16, batch_size=4,
+                        min_replay=4, eval_every=0, total_env_steps=300, checkpoint_every=150,
+                        progress=False, tensorboard=False, device="cpu", run_dir=run)  # fmt: skip
+    train(Reactor(cfg))
+    out = benchmark_script("bench_reactor").checkpoint_failures(run, episodes=3)
+    names = [r["checkpoint"] for r in out["checkpoints"]]
+    assert names[-1] == "final.pt" and len(names) >= 3  # step-150, step-300 (or so), final
+    assert [r["env_steps"] for r in out["checkpoints"]] == sorted(
+        r["env_steps"] for r in out["checkpoints"]
+    )
+    for row in out["checkpoints"]:
+        failed = row["off_track"] + row["pole_fell"]
+        assert failed == len(row["failed_lengths"]) <= 3
+        assert all(n < 500 for n in row["failed_lengths"])
+        # the episodes that did not fail ran to CartPole's 500-step limit
+        expected = (sum(row["failed_lengths"]) + 500 * (3 - failed)) / 3
+        assert abs(row["mean_length"] - expected) < 1e-9
+        assert abs(row["mean_pole_angle_deg"]) < 12.0  # CartPole ends an episode past 12 deg
+    # an untrained policy loses CartPole quickly: every episode of the first checkpoint fails
+    first = out["checkpoints"][0]
+    assert first["off_track"] + first["pole_fell"] == 3 and first["mean_length"] < 500
