@@ -227,19 +227,23 @@ class PrioritizedSequenceReplay:
         if self.kind == "greedy":  # deterministic: importance weights of 1
             return greedy_indices(self._raw[: self.size], n), np.full(n, 1.0 / self.size)
         uniform = self.rng.binomial(n, self.uniform_share) if self.uniform_share else 0
-        if self.kind == "uniform" or uniform == n:
+        m = n - uniform  # drawn by the kind, the rest uniformly
+        rank = (
+            rank_probabilities(self._raw[: self.size], self.alpha) if self.kind == "rank" else None
+        )
+        if self.kind == "uniform" or m == 0:
             index = self.rng.integers(0, self.size, n)
-            return index, self._mixed(self._kind_probabilities(index))
-        m = n - uniform
-        if self.kind == "proportional":
-            index = self.tree.sample(m, self.rng)
         else:
-            cdf = np.cumsum(rank_probabilities(self._raw[: self.size], self.alpha))
-            u = (np.arange(m) + self.rng.random(m)) / m * cdf[-1]  # stratified, as the tree
-            index = np.minimum(np.searchsorted(cdf, u, side="right"), self.size - 1)
-        if uniform:
-            index = np.concatenate([index, self.rng.integers(0, self.size, uniform)])
-        return index, self._mixed(self._kind_probabilities(index))
+            if rank is None:
+                index = self.tree.sample(m, self.rng)
+            else:
+                cdf = np.cumsum(rank)
+                u = (np.arange(m) + self.rng.random(m)) / m * cdf[-1]  # stratified, as the tree
+                index = np.minimum(np.searchsorted(cdf, u, side="right"), self.size - 1)
+            if uniform:
+                index = np.concatenate([index, self.rng.integers(0, self.size, uniform)])
+        prob = self._kind_probabilities(index) if rank is None else rank[index]
+        return index, self._mixed(prob)
 
     def update_priorities(self, index: np.ndarray, priority: np.ndarray) -> None:
         priority = np.maximum(np.asarray(priority, np.float64), 1e-8)
