@@ -221,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         f.add_argument("run", type=Path)
         f.add_argument("--episodes", type=int, default=20)
         fa = f.parse_args(argv[1:])
+        if not list((fa.run / "checkpoints").glob("*.pt")):
+            f.error(f"{fa.run}: expected a run folder with checkpoints/*.pt, found none")
         json.dump(checkpoint_failures(fa.run, fa.episodes), sys.stdout, indent=2)
         print()
         return 0
