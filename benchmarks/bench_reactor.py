@@ -23,9 +23,9 @@
       CartPole-v1: every checkpoint of a run (train with --set checkpoint_every=2500
       keep_checkpoints=20) played greedily from the same --episodes reset seeds: mean
       length, and of the episodes that ended before the step limit, how many ran the cart
-      off the track (|x| > 2.4) and how many let the pole fall, with their lengths, and the
-      pole's mean angle over every step (a policy that balances it leaning drives the cart
-      one way until it leaves the track).
+      off the track (|x| > 2.4) and how many let the pole fall, with their lengths and the
+      cart's distance from the centre when they ended; and the pole's mean angle over every
+      step (a policy that balances it leaning drives the cart one way).
   python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
@@ -186,7 +186,7 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             continue
         agent = restore_agent(path)
         env = agent.make_env()
-        lengths, off_track, fell, angles = [], [], [], []
+        lengths, off_track, fell, angles, where = [], [], [], [], []
         for i in range(episodes):
             obs, info = env.reset(seed=10_000 + i)
             agent.controller.reset(env, obs, info)
@@ -198,7 +198,9 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
                 steps += 1
             lengths.append(steps)
             if terminated:
-                (off_track if abs(float(env.unwrapped.state[0])) > limit else fell).append(steps)
+                x = float(env.unwrapped.state[0])
+                (off_track if abs(x) > limit else fell).append(steps)
+                where.append(abs(x))
         env.close()
         rows.append({
             "checkpoint": path.name,
@@ -207,6 +209,7 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             "off_track": len(off_track),
             "pole_fell": len(fell),
             "failed_lengths": sorted(off_track + fell),
+            "failed_cart_distance": sorted(where),
             "mean_pole_angle_deg": round(math.degrees(statistics.mean(angles)), 3),
         })  # fmt: skip
     return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,

@@ -23,6 +23,10 @@ def test_every_checkpoint_is_played_and_each_ending_is_named(tmp_path, benchmark
         failed = row["off_track"] + row["pole_fell"]
         assert failed == len(row["failed_lengths"]) <= 3
         assert all(n < 500 for n in row["failed_lengths"])
+        distance = row["failed_cart_distance"]  # sorted: the off-track ones are the farthest
+        assert len(distance) == failed
+        assert all(d > 2.4 for d in distance[len(distance) - row["off_track"] :])
+        assert all(d <= 2.4 for d in distance[: row["pole_fell"]])
         # the episodes that did not fail ran to CartPole's 500-step limit
         expected = (sum(row["failed_lengths"]) + 500 * (3 - failed)) / 3
         assert abs(row["mean_length"] - expected) < 1e-9
