@@ -46,6 +46,8 @@ import sys
 import time
 from pathlib import Path
 
+import gymnasium as gym
+
 ROOT = Path(__file__).resolve().parents[1]
 SHIPPED_MC_DEMO = sorted((ROOT / "demos" / "MountainCar-v0").glob("*.h5"))[:1]
 
@@ -173,9 +175,34 @@ def time_targets(repeat: int) -> dict:
     return out
 
 
+class CartPoleProbe(gym.Wrapper):
+    """CartPole as it is, recording the pole's angle every step and, for each episode that
+    terminates, its length and the cart's distance from the centre."""
+
+    def __init__(self, env: gym.Env):
+        super().__init__(env)
+        self.angles: list[float] = []
+        self.ended: list[tuple[int, float]] = []
+        self.steps = 0
+
+    def reset(self, **kwargs):
+        self.steps = 0
+        return self.env.reset(**kwargs)
+
+    def step(self, action):
+        out = self.env.step(action)
+        x, _, angle, _ = (float(v) for v in self.env.unwrapped.state)
+        self.angles.append(angle)
+        self.steps += 1
+        if out[2]:  # terminated
+            self.ended.append((self.steps, abs(x)))
+        return out
+
+
 def checkpoint_failures(run: Path, episodes: int) -> dict:
     """Why the greedy episodes of each checkpoint of a CartPole run ended (see the module
     docstring); checkpoints in env-step order, ``final.pt`` last."""
+    from agents.core.evaluate import run_episodes
     from agents.core.restore import restore_agent
 
     limit = 2.4  # CartPole-v1's x_threshold: past it the cart is off the track
@@ -185,32 +212,18 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
         if not path.is_file():
             continue
         agent = restore_agent(path)
-        env = agent.make_env()
-        lengths, off_track, fell, angles, where = [], [], [], [], []
-        for i in range(episodes):
-            obs, info = env.reset(seed=10_000 + i)
-            agent.controller.reset(env, obs, info)
-            steps, terminated, truncated = 0, False, False
-            while not (terminated or truncated):
-                obs, reward, terminated, truncated, _ = env.step(agent.controller.act(env, obs))
-                agent.controller.observe_reward(float(reward))
-                angles.append(float(env.unwrapped.state[2]))
-                steps += 1
-            lengths.append(steps)
-            if terminated:
-                x = float(env.unwrapped.state[0])
-                (off_track if abs(x) > limit else fell).append(steps)
-                where.append(abs(x))
+        env = CartPoleProbe(agent.make_env())
+        result = run_episodes(env, agent.controller, episodes, seed=10_000)
         env.close()
         rows.append({
             "checkpoint": path.name,
             "env_steps": agent.counters.get("env_steps"),
-            "mean_length": statistics.mean(lengths),
-            "off_track": len(off_track),
-            "pole_fell": len(fell),
-            "failed_lengths": sorted(off_track + fell),
-            "failed_cart_distance": sorted(where),
-            "mean_pole_angle_deg": round(math.degrees(statistics.mean(angles)), 3),
+            "mean_length": statistics.mean(result.lengths),
+            "off_track": sum(x > limit for _, x in env.ended),
+            "pole_fell": sum(x <= limit for _, x in env.ended),
+            "failed_lengths": sorted(n for n, _ in env.ended),
+            "failed_cart_distance": sorted(x for _, x in env.ended),
+            "mean_pole_angle_deg": round(math.degrees(statistics.mean(env.angles)), 3),
         })  # fmt: skip
     return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,
             "checkpoints": rows}  # fmt: skip

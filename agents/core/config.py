@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
 
-from agents.core.replay import ReplayKind
+from agents.core.replay import MIXABLE_KINDS, ReplayKind
 
 
 def _flag(name: str) -> str:
@@ -293,7 +293,7 @@ class ReplayConfig(ConfigGroup):
         require_unit(
             self, ("priority_eta", "priority_beta", "priority_beta_final", "replay_uniform_share")
         )
-        if self.replay_uniform_share and self.replay_kind not in ("proportional", "rank"):
+        if self.replay_uniform_share and self.replay_kind not in MIXABLE_KINDS:
             raise ValueError(
                 f"--replay-uniform-share: expected 0 with --replay-kind {self.replay_kind} "
                 f"(a share mixes uniform draws into proportional or rank), got "

@@ -90,6 +90,8 @@ class SumTree:
 ReplayKind = Literal["uniform", "proportional", "rank", "greedy"]
 """How a buffer draws from its priorities (see the module docstring)."""
 REPLAY_KINDS: tuple[str, ...] = get_args(ReplayKind)
+MIXABLE_KINDS: tuple[str, ...] = ("proportional", "rank")
+"""The kinds a uniform share can be mixed into."""
 
 
 def rank_probabilities(priorities: np.ndarray, alpha: float) -> np.ndarray:
@@ -144,7 +146,7 @@ class PrioritizedSequenceReplay:
         if kind not in REPLAY_KINDS:
             kinds = list(REPLAY_KINDS)
             raise ValueError(f"{name}: expected a replay kind in {kinds}, got {kind!r}")
-        mixable = kind in ("proportional", "rank")
+        mixable = kind in MIXABLE_KINDS
         if not (0.0 <= uniform_share <= 1.0 and (mixable or uniform_share == 0.0)):
             raise ValueError(
                 f"{name}: expected a uniform share in [0, 1] (0 for the {kind} kind), got "
