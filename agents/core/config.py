@@ -248,12 +248,18 @@ class OptimConfig(ConfigGroup):
     """Adam learning rate."""
     adam_eps: float = 1e-3
     """Adam epsilon."""
+    adam_beta1: float = 0.9
+    """Adam's beta1: the decay of its running mean of gradients (momentum). 0: each step
+    follows the current gradient alone, scaled by the running RMS (RMSProp with Adam's
+    bias correction)."""
     max_grad_norm: float = 10.0
     """Gradient norm clip."""
 
     def check(self) -> None:
         require(self, ("batch_size",), 1)
         require(self, ("learning_rate", "adam_eps", "max_grad_norm"), 0.0, strict=True)
+        if not 0.0 <= self.adam_beta1 < 1.0:
+            raise ValueError(f"{_flag('adam_beta1')}: expected in [0, 1), got {self.adam_beta1}")
 
 
 @dataclass

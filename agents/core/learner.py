@@ -32,8 +32,8 @@ class Learner:
         targets: Mapping[str, TargetRule] | None = None,
         param_groups: list[dict[str, Any]] | None = None,
     ):
-        """``cfg`` needs ``learning_rate``, ``adam_eps`` and ``max_grad_norm`` (0: no
-        clipping). ``param_groups``: Adam parameter groups (``{"params": [...], "lr": x}``,
+        """``cfg`` needs ``learning_rate``, ``adam_eps``, ``adam_beta1`` and ``max_grad_norm``
+        (0: no clipping). ``param_groups``: Adam parameter groups (``{"params": [...], "lr": x}``,
         separate learning rates per part, see ``Agent.param_groups``); default one group of
         every trainable parameter at ``cfg.learning_rate``."""
         if "main" not in networks:
@@ -57,7 +57,11 @@ class Learner:
             # fused: one kernel for every parameter's whole Adam step (the per-tensor loop, the
             # default on CPU, costs a few ops per parameter: a tenth of a small update)
             self._optimizer = torch.optim.Adam(
-                self._groups, lr=self.cfg.learning_rate, eps=self.cfg.adam_eps, fused=True
+                self._groups,
+                lr=self.cfg.learning_rate,
+                betas=(self.cfg.adam_beta1, 0.999),
+                eps=self.cfg.adam_eps,
+                fused=True,
             )
         return self._optimizer
 

@@ -372,6 +372,10 @@ class RNDPPOConfig(
         return 1e-5
 
     @property
+    def adam_beta1(self) -> float:
+        return 0.9
+
+    @property
     def minibatch_size(self) -> int:
         """Segments per minibatch: a rollout's segments split --num-minibatches ways."""
         return max(1, self.total_envs * (self.rollout_length // self.segment_length)

@@ -241,9 +241,9 @@ def test_extras_round_trip_through_sequences_and_replay(tmp_path):
     np.testing.assert_array_equal(again.sample(4).batch.extras["values"].shape, (4, 4, 2))
 
 
-def _learner(rule):
+def _learner(rule, **cfg_fields):
     net = RecurrentQNetwork({"obs": Leaf("vector", (4,))}, 2, 8, 8, False)
-    cfg = ReplayAgentConfig(burn_in=0, learning_rate=0.1)
+    cfg = ReplayAgentConfig(burn_in=0, learning_rate=0.1, **cfg_fields)
 
     def loss(learner, batch):
         q = unroll(learner.network, batch, 0).q
@@ -274,6 +274,26 @@ def test_polyak_target_moves_by_tau_and_hard_copy_every_k():
         torch.testing.assert_close(t, o.detach())
     with pytest.raises(ValueError, match="tau"):
         Polyak(0.0)
+
+
+def test_adam_beta1_reaches_the_optimiser_and_zero_steps_on_the_current_gradient():
+    learner = _learner(Polyak(0.25), adam_beta1=0.0, adam_eps=1e-8, max_grad_norm=0.0)
+    assert learner.optimizer.param_groups[0]["betas"] == (0.0, 0.999)
+    learner.update(_batch())
+    before = [p.detach().clone() for p in learner.params]
+    learner.optimizer.zero_grad()
+    loss = learner.loss_fn(learner, to_torch(_batch(), torch.device("cpu"))).loss
+    loss.backward()
+    grads = [p.grad.clone() for p in learner.params]
+    sq = [learner.optimizer.state[p]["exp_avg_sq"].clone() for p in learner.params]
+    learner.optimizer.step()
+    # beta1 = 0: the step is lr * g / (sqrt(v / (1 - 0.999^2)) + eps), the current gradient g
+    for p, p0, g, v0 in zip(learner.params, before, grads, sq):
+        v = 0.999 * v0 + 0.001 * g * g
+        step = 0.1 * g / ((v / (1 - 0.999**2)).sqrt() + 1e-8)
+        torch.testing.assert_close(p.detach(), p0 - step, rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match=r"--adam-beta1: expected in \[0, 1\), got 1.0"):
+        ReplayAgentConfig(adam_beta1=1.0).validate()
 
 
 def _config_for(entry, demos):
