@@ -205,7 +205,6 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
     from agents.core.evaluate import run_episodes
     from agents.core.restore import restore_agent
 
-    limit = 2.4  # CartPole-v1's x_threshold: past it the cart is off the track
     rows = []
     folder = run / "checkpoints"
     for path in [*sorted(folder.glob("step-*.pt")), folder / "final.pt"]:
@@ -213,6 +212,7 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             continue
         agent = restore_agent(path)
         env = CartPoleProbe(agent.make_env())
+        limit = env.unwrapped.x_threshold  # past it the cart is off the track (2.4)
         result = run_episodes(env, agent.controller, episodes, seed=10_000)
         env.close()
         rows.append({
