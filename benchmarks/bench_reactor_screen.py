@@ -134,8 +134,11 @@ def screen(seeds: list[int], jobs: int, every: bool, work: Path, command,
                 failed = True
                 for other in running:
                     other.stop()
-                    done[other.seed] = other.result("stopped", read_curve(other.work))
+                    seen = read_curve(other.work)  # it may have dipped by now as well
+                    status = "stopped" if first_dip(seen)[1] is None else "dipped"
+                    done[other.seed] = other.result(status, seen)
                 running.clear()
+                break
     runs = [done.get(s, {"seed": s, "status": "not_run"}) for s in seeds]
     bad = next((r for r in runs if r["status"] not in ("stable", "not_run", "stopped")), None)
     stable = sum(r["status"] == "stable" for r in runs)

@@ -12,7 +12,7 @@ SCRIPT = r"""
 import json, sys, time
 from pathlib import Path
 seed, work = int(sys.argv[1]), Path(sys.argv[2])
-curves = {0: [100, 480, 500], 1: [500, 300], 2: [100, 200], 3: []}
+curves = {0: [100, 480, 500], 1: [500, 300], 2: [100, 200], 3: [], 4: [100]}
 run = work / "runs" / "r"
 run.mkdir(parents=True)
 with open(run / "metrics.jsonl", "w") as f:
@@ -20,6 +20,8 @@ with open(run / "metrics.jsonl", "w") as f:
     for i, value in enumerate(curves[seed]):
         f.write(json.dumps({"kind": "eval", "env_steps": i + 1, "eval_return": value}) + "\n")
         f.flush()
+    if seed == 4:
+        time.sleep(120)  # a run still going when another dips is stopped with it
     if seed == 1:
         time.sleep(120)  # a dipped run is stopped, not waited for: this row never comes
         f.write(json.dumps({"kind": "eval", "env_steps": 3, "eval_return": 500}) + "\n")
@@ -51,6 +53,16 @@ def test_a_dip_stops_its_run_and_the_screen(benchmark_script, tmp_path):
     assert out["runs"][1]["curve"] == [[1, 500.0], [2, 300.0]]  # stopped at the dip
     assert out["verdict"] == "dipped on seed 1: 300.0 at 2"
     assert (out["stable"], out["of"]) == (1, 3)
+
+
+def test_a_dip_stops_the_runs_beside_it(benchmark_script, tmp_path):
+    mod = benchmark_script("bench_reactor_screen")
+    t = time.perf_counter()
+    out = mod.screen([1, 4, 0], 2, False, tmp_path, fake, poll_s=0.1)
+    assert time.perf_counter() - t < 60
+    assert [r["status"] for r in out["runs"]] == ["dipped", "stopped", "not_run"]
+    assert out["runs"][1]["curve"] == [[1, 100.0]]
+    assert out["verdict"] == "dipped on seed 1: 300.0 at 2"
 
 
 def test_with_all_every_seed_runs_and_failures_are_named(benchmark_script, tmp_path):
