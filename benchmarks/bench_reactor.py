@@ -229,6 +229,29 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             "checkpoints": rows}  # fmt: skip
 
 
+def parse_overrides(p: argparse.ArgumentParser, items: list[str]) -> dict:
+    """``FIELD=JSON`` items as config overrides; a bad one ends the run with one line."""
+    import dataclasses
+
+    from agents.reactor import ReactorConfig
+
+    fields = {f.name for f in dataclasses.fields(ReactorConfig)}
+    out = {}
+    for kv in items:
+        field, eq, value = kv.partition("=")
+        if not eq or field not in fields:
+            p.error(f"--set {kv}: expected FIELD=JSON with FIELD a ReactorConfig field")
+        try:
+            out[field] = json.loads(value)
+        except json.JSONDecodeError:
+            p.error(f"--set {kv}: expected FIELD=JSON (strings in quotes), got {value!r}")
+    try:
+        ReactorConfig(**{"env": "CartPole-v1", **out}).validate()
+    except (TypeError, ValueError) as exc:
+        p.error(f"--set: {exc}")
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     if argv is None:
         argv = sys.argv[1:]
@@ -265,7 +288,7 @@ def main(argv: list[str] | None = None) -> int:
     known = MC_VARIANTS if args.which == "mountaincar" else VARIANTS
     if args.variants and not set(args.variants) <= set(known):
         p.error(f"--variants: expected some of {list(known)} for {args.which}, got {args.variants}")
-    overrides = {k: json.loads(v) for k, v in (kv.split("=", 1) for kv in args.set)}
+    overrides = parse_overrides(p, args.set)
     work = Path(args.work)
     work.mkdir(parents=True, exist_ok=True)
     out: dict = {"benchmark": f"reactor-{args.which}", "overrides": overrides}
