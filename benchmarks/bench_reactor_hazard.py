@@ -32,14 +32,13 @@ RETURN_BANDS = {"<300": (-float("inf"), 300.0), "300-450": (300.0, 450.0),
 
 def rows_of_run(run: Path) -> list[list]:
     """One row per evaluation of ``run`` (``COLUMNS``; missing values None)."""
-    metrics = []
-    for line in (run / "metrics.jsonl").read_text(encoding="utf-8").splitlines():
-        try:
-            row = json.loads(line)
-        except json.JSONDecodeError:
-            continue  # a line being written, or a damaged one: not an evaluation to count
-        if isinstance(row, dict) and isinstance(row.get("env_steps"), int | float):
-            metrics.append(row)
+    from agents.core.logger import read_metrics
+
+    metrics = [  # a line being written, or a damaged one, is not an evaluation to count
+        row
+        for row in read_metrics(run, skip_bad=True)
+        if isinstance(row, dict) and isinstance(row.get("env_steps"), int | float)
+    ]
     evals = [(i, r) for i, r in enumerate(metrics) if r.get("kind") == "eval"]
     out = []
     for k, (i, r) in enumerate(evals):

@@ -50,13 +50,11 @@ def first_dip(curve: Curve, target: float = TARGET) -> tuple[int | None, int | N
 def read_curve(work: Path) -> Curve:
     """The evaluations written so far by the run under ``work`` (a line being written is
     skipped)."""
+    from agents.core.logger import read_metrics
+
     rows = []
     for path in sorted(work.glob("runs/*/metrics.jsonl")):
-        for line in path.read_text(encoding="utf-8").splitlines():
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
+        for row in read_metrics(path.parent, skip_bad=True):
             if isinstance(row, dict) and row.get("kind") == "eval":
                 rows.append((int(row["env_steps"]), float(row["eval_return"])))
     return sorted(rows)
@@ -116,13 +114,12 @@ def screen(seeds: list[int], jobs: int, every: bool, work: Path, command,
         time.sleep(poll_s)
         for run in list(running):
             curve = read_curve(run.work)
-            _, dip = first_dip(curve)
+            hit, dip = first_dip(curve)
             code = run.proc.poll()
             if dip is None and code is None:
                 continue
             run.stop()
             running.remove(run)
-            hit, _ = first_dip(curve)
             if dip is not None:
                 status = "dipped"
             elif code != 0:

@@ -37,8 +37,9 @@ class RunLogger:
             self._tb.close()
 
 
-def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
-    """Rows of a run's metrics.jsonl (a ValueError names the file and line if one is bad)."""
+def read_metrics(run_dir: Path, skip_bad: bool = False) -> list[dict[str, Any]]:
+    """Rows of a run's metrics.jsonl (a ValueError names the file and line if one is bad;
+    ``skip_bad``: such lines, e.g. the one a live run is writing, are left out instead)."""
     path = Path(run_dir) / METRICS_FILE
     if not path.exists():
         raise FileNotFoundError(
@@ -51,6 +52,8 @@ def read_metrics(run_dir: Path) -> list[dict[str, Any]]:
         try:
             rows.append(json.loads(line))
         except json.JSONDecodeError as exc:
+            if skip_bad:
+                continue
             raise ValueError(f"{path}, line {n}: expected a JSON object, got {exc}") from None
     return rows
 
