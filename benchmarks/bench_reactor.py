@@ -39,6 +39,7 @@ seconds beside the wall time (on a shared machine the wall time is mostly waitin
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import statistics
@@ -231,8 +232,6 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
 
 def parse_overrides(p: argparse.ArgumentParser, items: list[str]) -> dict:
     """``FIELD=JSON`` items as config overrides; a bad one ends the run with one line."""
-    import dataclasses
-
     from agents.reactor import ReactorConfig
 
     fields = {f.name for f in dataclasses.fields(ReactorConfig)}

@@ -163,12 +163,10 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.jobs < 1 or args.budget < 1:
         p.error(f"--jobs and --budget: expected >= 1, got {args.jobs} and {args.budget}")
-    for kv in args.set:
-        value = kv.partition("=")[2]
-        try:
-            json.loads(value)
-        except json.JSONDecodeError:
-            p.error(f"--set {kv}: expected FIELD=JSON (e.g. batch_size=64), got {value!r}")
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from bench_reactor import parse_overrides
+
+    parse_overrides(p, args.set)  # the runs' own check, before any run starts
     command = bench_command(args.budget, args.set)
     out = {"benchmark": "reactor-cartpole-screen", "budget": args.budget, "set": args.set,
            **screen(args.seeds, args.jobs, args.all, Path(args.work), command)}  # fmt: skip
