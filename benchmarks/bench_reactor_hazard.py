@@ -55,16 +55,19 @@ def rows_of_run(run: Path) -> list[list]:
     return out
 
 
+def _number(value: object) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
 def _valid_row(row: object) -> bool:
     """A row of ``COLUMNS``: a name, env steps, a return, and two returns or None."""
-    num = (int, float)
     return (
         isinstance(row, list)
         and len(row) == len(COLUMNS)
         and isinstance(row[0], str)
         and isinstance(row[1], int)
-        and all(isinstance(v, num) and not isinstance(v, bool) for v in row[2:3])
-        and all(v is None or (isinstance(v, num) and not isinstance(v, bool)) for v in row[3:])
+        and _number(row[2])
+        and all(v is None or _number(v) for v in row[3:])
     )
 
 
@@ -80,15 +83,17 @@ def hazard(rows: list[list], target: float) -> dict:
     by_steps: dict[str, list[int]] = {}
     by_train: dict[str, list[int]] = {}
     total = [0, 0]
-    for run, steps, value, nxt, train in sorted(rows, key=lambda r: (r[0], r[1])):
-        if value >= target:
-            reached.add(run)
-        if run not in reached or value < target or nxt is None:
+    for run, steps, value, nxt, train in rows:  # every one >= target is from the first on
+        if value < target:
+            continue
+        reached.add(run)
+        if nxt is None:
             continue
         fell = int(nxt < target)
         keys = [(by_steps, f"{steps // 10_000 * 10}k-{steps // 10_000 * 10 + 10}k")]
-        if _band(train) is not None:
-            keys.append((by_train, _band(train)))
+        band = _band(train)
+        if band is not None:
+            keys.append((by_train, band))
         for table, key in keys:
             cell = table.setdefault(key, [0, 0])
             cell[0] += 1
