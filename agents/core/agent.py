@@ -51,8 +51,9 @@ from agents.core.batch import Loss
 from agents.core.layout import with_layout
 from agents.core.losses import r2d2_loss
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
+from agents.core.obs_norm import random_steps_spec
 from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
-from agents.core.preprocess import Preprocessor
+from agents.core.preprocess import ObsSpec, Preprocessor
 from agents.core.schedules import ReplayRatio, Schedule
 from agents.core.sequences import SequenceBatch
 from agents.core.targets import HardCopy, TargetRule
@@ -115,6 +116,7 @@ class Agent:
 
     def __init__(self, cfg: Any):
         self.cfg = cfg
+        self._network_obs_spec: ObsSpec | None = None
 
     def configure(self, env: EnvInfo) -> None:
         """Settle the config fields whose default depends on the env (a default per
@@ -129,10 +131,23 @@ class Agent:
     def network_specs(self, env: EnvInfo) -> dict[str, NetworkSpec]:
         cfg = self.cfg
         spec = NetworkSpec(
-            env.preprocess.spec, env.num_actions, cfg.hidden, cfg.lstm, cfg.recurrent,
-            self.heads(), cfg.grid_encoder,
+            self.network_obs_spec(env, env.preprocess.spec), env.num_actions, cfg.hidden,
+            cfg.lstm, cfg.recurrent, self.heads(), cfg.grid_encoder,
         )  # fmt: skip
         return {"main": spec}
+
+    def network_obs_spec(self, env: EnvInfo, spec: ObsSpec) -> ObsSpec:
+        """The observation spec the network reads: ``spec``, or with
+        --policy-obs-norm-steps its vector leaves standardised by that many random steps
+        (:mod:`agents.core.obs_norm`; taken once per agent and kept)."""
+        steps = getattr(self.cfg, "policy_obs_norm_steps", 0)
+        if not steps:
+            return spec
+        if self._network_obs_spec is None:
+            self._network_obs_spec = random_steps_spec(
+                spec, self.make_env, env.preprocess, env.num_actions, steps, self.cfg.seed
+            )
+        return self._network_obs_spec
 
     def build_networks(self, env: EnvInfo) -> dict[str, torch.nn.Module]:
         """The learner's networks: by default one RecurrentNetwork per spec. Override to add

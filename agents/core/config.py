@@ -195,9 +195,16 @@ class NetworkWidths(ConfigGroup):
     """Width of the encoder and head layers."""
     lstm: int = 64
     """LSTM state size (the core layer's width when not recurrent)."""
+    policy_obs_norm_steps: int = 0
+    """Vector observations: the network standardises its input by the mean and std of this
+    many uniformly random steps in one env, taken before the networks are built (the same
+    seed gives the same statistics on resume) and stored in the network spec
+    (:mod:`agents.core.obs_norm`). 0: the core's scaling (bounded dimensions mapped to
+    [-1, 1] by the space's bounds, unbounded ones as they are)."""
 
     def check(self) -> None:
         require(self, ("hidden", "lstm"), 1)
+        require(self, ("policy_obs_norm_steps",), 0)
 
 
 @dataclass

@@ -3,7 +3,7 @@
 =================== ======================================================================
 networks            ``main``: torso + ``logits`` + ``value_ext`` (+ ``value_int``) heads,
                     its vector input standardised by random steps with
-                    --policy-obs-norm-steps (:mod:`agents.rnd_ppo.random_steps`);
+                    --policy-obs-norm-steps (:mod:`agents.core.obs_norm`);
                     ``rnd_target`` (frozen) and ``rnd_predictor`` (RND only)
 optimiser           Adam groups: policy (torso + logits) at --lr-policy, value heads at
                     --lr-value, predictor at --lr-predictor; clip at --max-grad-norm
@@ -38,6 +38,7 @@ from agents.core.demos import context_demos, demo_sequences
 from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
+from agents.core.obs_norm import random_policy_observations
 from agents.core.policy import EpsilonGreedy, Selector
 from agents.core.preprocess import ObsSpec, Preprocessor
 from agents.core.replay import PrioritizedSequenceReplay
@@ -50,7 +51,6 @@ from agents.rnd_ppo.atari import make_env
 from agents.rnd_ppo.config import PPOConfig, RNDPPOConfig
 from agents.rnd_ppo.full_grid import FULL_GRID, FullGridObservation, policy_spec
 from agents.rnd_ppo.learning import bc_terms, ppo_terms, predictor_terms, rnd_input
-from agents.rnd_ppo.random_steps import random_policy_observations, standardised_spec
 from agents.rnd_ppo.rnd import IntrinsicReward
 from agents.rnd_ppo.rollout import rollout_targets, scale_by_stream
 
@@ -93,7 +93,6 @@ class RNDPPO(Agent):
         self.rollout_returns: list[float] = []
         self.bc_schedule = LinearSchedule(cfg.bc_coef, 0.0, cfg.bc_anneal_steps)
         self.env_steps = 0
-        self._policy_spec: ObsSpec | None = None
 
     # --- networks -------------------------------------------------------------------------
     def heads(self) -> dict[str, HeadSpec]:
@@ -109,17 +108,9 @@ class RNDPPO(Agent):
         return {"main": spec}
 
     def policy_obs_spec(self, env: EnvInfo) -> ObsSpec:
-        """The network's observation spec: the env's (without the RND-only whole grid), or
-        with --policy-obs-norm-steps its vector leaves standardised by that many random
-        steps in one env (taken once)."""
-        steps, spec = self.cfg.policy_obs_norm_steps, policy_spec(env.preprocess.spec)
-        if not steps:
-            return spec
-        if self._policy_spec is None:
-            batches = (env.preprocess(obs) for obs in random_policy_observations(
-                self.make_env, 1, steps, env.num_actions, self.cfg.seed))  # fmt: skip
-            self._policy_spec = standardised_spec(spec, batches)
-        return self._policy_spec
+        """The network's observation spec: the env's without the RND-only whole grid, then
+        the core's (standardised with --policy-obs-norm-steps)."""
+        return self.network_obs_spec(env, policy_spec(env.preprocess.spec))
 
     def build_networks(self, env: EnvInfo) -> dict[str, torch.nn.Module]:
         cfg = self.cfg

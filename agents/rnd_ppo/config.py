@@ -108,11 +108,6 @@ class PPOSettings(ConfigGroup):
     rnn_layers: int = 1
     """LSTM layers of the policy's torso: 1 = recurrent (fed the previous action and
     reward), 0 = a feed-forward (CNN/MLP) policy."""
-    policy_obs_norm_steps: int = 0
-    """Vector observations: the policy and value network standardises its input by the mean
-    and std of this many uniformly random steps in one env, taken before the networks are
-    built (the same seed gives the same statistics on resume) and stored in the network
-    spec. 0: the core's scaling (bounded dimensions mapped to [-1, 1])."""
 
     # --- returns and advantages ------------------------------------------------------------
     gamma_ext: float = 0.999
@@ -192,12 +187,6 @@ class PPOSettings(ConfigGroup):
             0.0 <= self.epsilon_greedy <= 1.0, "epsilon_greedy", "in [0, 1]", self.epsilon_greedy
         )
         _require(self.ext_reward_scale > 0, "ext_reward_scale", "> 0", self.ext_reward_scale)
-        _require(
-            self.policy_obs_norm_steps >= 0,
-            "policy_obs_norm_steps",
-            ">= 0",
-            self.policy_obs_norm_steps,
-        )
         for name in ("ext_coef", "int_coef", "ext_reward_clip", "ent_coef", "vf_coef"):
             _require(getattr(self, name) >= 0, name, ">= 0", getattr(self, name))
         _require(self.max_grad_norm >= 0, "max_grad_norm", ">= 0", self.max_grad_norm)

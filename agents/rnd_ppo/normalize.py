@@ -1,13 +1,7 @@
 """Running statistics for RND: observation normalisation and intrinsic reward scaling.
 
-* :class:`RunningMeanStd`: mean and (population) variance of a stream of batches, in
-  float64, merged with Chan et al.'s parallel update: for the seen data (n, m, v) and a
-  batch (n_b, m_b, v_b), with d = m_b - m and N = n + n_b::
-
-      m' = m + d * n_b / N
-      v' = (v * n + v_b * n_b + d^2 * n * n_b / N) / N
-
-  so after any split of the data the statistics equal those of the concatenated data.
+* :class:`RunningMeanStd` (the core's, :mod:`agents.core.running_stats`): mean and
+  (population) variance of a stream of batches.
 * :class:`ObservationNormalizer`: ``clip((x - mean) / sqrt(var + 1e-8), -5, 5)`` per
   element, the predictor's and target's input (Burda et al. 2018, section 2.4).
 * :class:`RewardForwardFilter` and :class:`IntrinsicRewardScaler`: the intrinsic reward is
@@ -26,83 +20,7 @@ from typing import Any
 import numpy as np
 import torch
 
-ArrayLike = np.ndarray | torch.Tensor
-
-
-def _numpy64(x: ArrayLike) -> np.ndarray:
-    if isinstance(x, torch.Tensor):
-        x = x.detach().cpu().numpy()
-    return np.asarray(x, dtype=np.float64)
-
-
-def _array_from_state(state: Mapping[str, Any], key: str, shape: tuple[int, ...]) -> np.ndarray:
-    if key not in state:
-        raise ValueError(f"expected key {key!r} in the normalisation state, got {sorted(state)}")
-    value = state[key]
-    arr = _numpy64(value) if isinstance(value, (torch.Tensor, np.ndarray)) else np.asarray(value)
-    if arr.shape != shape:
-        raise ValueError(f"expected {key} of shape {shape}, got {arr.shape}")
-    return arr.astype(np.float64)
-
-
-class RunningMeanStd:
-    """Running mean/variance over the leading axis of batches ``[N, *shape]`` (float64).
-
-    Before any data: mean 0, var 1, count 0 (normalising is then the identity)."""
-
-    def __init__(self, shape: tuple[int, ...] = ()):
-        self.shape = tuple(shape)
-        self.mean = np.zeros(self.shape, np.float64)
-        self.var = np.ones(self.shape, np.float64)
-        self.count = 0.0
-
-    @property
-    def std(self) -> np.ndarray:
-        return np.sqrt(self.var)
-
-    def update(self, x: ArrayLike) -> None:
-        """Add a batch ``[N, *shape]`` (numpy or torch; N may be 0)."""
-        arr = _numpy64(x)
-        if arr.shape[1:] != self.shape:
-            raise ValueError(f"expected a batch of shape [N, *{self.shape}], got {arr.shape}")
-        if len(arr) == 0:
-            return
-        self.update_from_moments(arr.mean(axis=0), arr.var(axis=0), len(arr))
-
-    def update_from_moments(
-        self, batch_mean: ArrayLike, batch_var: ArrayLike, batch_count: float
-    ) -> None:
-        """Merge a batch's mean, population variance and size (Chan et al.)."""
-        if batch_count <= 0:
-            return
-        b_mean, b_var = _numpy64(batch_mean), _numpy64(batch_var)
-        if self.count == 0:
-            self.mean, self.var, self.count = np.array(b_mean), np.array(b_var), float(batch_count)
-            return
-        total = self.count + batch_count
-        delta = b_mean - self.mean
-        m2 = self.var * self.count + b_var * batch_count
-        m2 = m2 + delta**2 * self.count * batch_count / total
-        self.mean = np.asarray(self.mean + delta * batch_count / total, np.float64)
-        self.var = np.asarray(m2 / total, np.float64)
-        self.count = float(total)
-
-    def state_dict(self) -> dict[str, Any]:
-        return {
-            "mean": torch.from_numpy(self.mean.copy()),
-            "var": torch.from_numpy(self.var.copy()),
-            "count": float(self.count),
-        }
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.mean = _array_from_state(state, "mean", self.shape)
-        self.var = _array_from_state(state, "var", self.shape)
-        self.count = float(state.get("count", 0.0))
-        if self.count < 0 or not np.all(self.var >= 0):
-            raise ValueError(
-                f"expected count >= 0 and var >= 0 in the normalisation state, "
-                f"got count {self.count}, min var {self.var.min() if self.var.size else 0}"
-            )
+from agents.core.running_stats import ArrayLike, RunningMeanStd, array_from_state, numpy64
 
 
 class ObservationNormalizer:
@@ -158,7 +76,7 @@ class RewardForwardFilter:
 
     def update(self, rewards: ArrayLike) -> np.ndarray:
         """``rewards``: ``[B]`` -> the updated returns ``[B]`` (a copy)."""
-        r = _numpy64(rewards)
+        r = numpy64(rewards)
         if r.shape != self.returns.shape:
             raise ValueError(f"expected rewards of shape {self.returns.shape}, got {r.shape}")
         self.returns = self.returns * self.gamma + r
@@ -182,7 +100,7 @@ class IntrinsicRewardScaler:
         """``[T, B]`` raw rewards -> ``[T, B]`` scaled rewards (same dtype and device)."""
         if rewards.ndim != 2:
             raise ValueError(f"expected intrinsic rewards of shape [T, B], got {rewards.shape}")
-        returns = np.stack([self.filter.update(r) for r in _numpy64(rewards)])
+        returns = np.stack([self.filter.update(r) for r in numpy64(rewards)])
         self.rms.update(returns.reshape(-1))
         return rewards / float(np.sqrt(self.rms.var + self.eps))
 
@@ -198,7 +116,7 @@ class IntrinsicRewardScaler:
             len(value) if isinstance(value, (torch.Tensor, np.ndarray)) and value.ndim == 1 else n
         )
         returns = np.zeros(n, np.float64)
-        returns[: min(n, saved)] = _array_from_state(state, "returns", (saved,))[:n]
+        returns[: min(n, saved)] = array_from_state(state, "returns", (saved,))[:n]
         self.filter.returns = returns
         self.rms.load_state_dict(state)
 

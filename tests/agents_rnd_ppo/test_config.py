@@ -7,6 +7,7 @@ import dataclasses
 
 import pytest
 
+from agents.core.config import NetworkWidths
 from agents.rnd_ppo import config as config_module
 from agents.rnd_ppo.config import (
     AtariSettings,
@@ -99,7 +100,7 @@ def test_minibatch_size_splits_a_rollout():
         (PPOSettings, {"lr_value": 0.0}, "--lr-value: expected > 0"),
         (PPOSettings, {"epsilon_greedy": 1.5}, r"--epsilon-greedy: expected in \[0, 1\]"),
         (PPOSettings, {"ext_reward_scale": 0.0}, "--ext-reward-scale: expected > 0"),
-        (PPOSettings, {"policy_obs_norm_steps": -1}, "--policy-obs-norm-steps: expected >= 0"),
+        (NetworkWidths, {"policy_obs_norm_steps": -1}, "--policy-obs-norm-steps: expected >= 0"),
         (RNDSettings, {"update_proportion": 0.0}, "--update-proportion"),
         (AtariSettings, {"rnd_frame_stack": 5}, r"--rnd-frame-stack: expected in \[1, --frame"),
         (AtariSettings, {"sticky_action_probability": 1.0}, "--sticky-action-probability"),

@@ -9,9 +9,9 @@ import torch
 
 from agents.core.agent import EnvInfo
 from agents.core.networks import VectorEncoder
+from agents.core.obs_norm import standardised_spec
 from agents.core.preprocess import Leaf, make_preprocessor, spec_from_json, spec_to_json
 from agents.rnd_ppo import PPO, PPOConfig
-from agents.rnd_ppo.random_steps import standardised_spec
 from agents.rnd_ppo.rollout import rollout_targets
 from demostudio.episode import make_env
 from tests.agents_rnd_ppo.helpers import tiny
