@@ -24,8 +24,10 @@
       keep_checkpoints=20) played greedily from the same --episodes reset seeds: mean
       length, and of the episodes that ended before the step limit, how many ran the cart
       off the track (|x| > 2.4) and how many let the pole fall, with their lengths and the
-      cart's distance from the centre when they ended; and the pole's mean angle over every
-      step (a policy that balances it leaning drives the cart one way).
+      cart's distance from the centre when they ended; and over every step the pole's mean
+      angle (a policy that balances it leaning drives the cart one way) and the cart's mean
+      distance from the centre (a policy that plays 500 with the cart parked near the edge
+      is one small change from running it off).
   python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
@@ -177,12 +179,13 @@ def time_targets(repeat: int) -> dict:
 
 
 class CartPoleProbe(gym.Wrapper):
-    """CartPole as it is, recording the pole's angle every step and, for each episode that
-    terminates, its length and the cart's distance from the centre."""
+    """CartPole as it is, recording the pole's angle and the cart's distance from the centre
+    every step and, for each episode that terminates, its length and that distance."""
 
     def __init__(self, env: gym.Env):
         super().__init__(env)
         self.angles: list[float] = []
+        self.distances: list[float] = []
         self.ended: list[tuple[int, float]] = []
         self.steps = 0
 
@@ -194,6 +197,7 @@ class CartPoleProbe(gym.Wrapper):
         out = self.env.step(action)
         x, _, angle, _ = (float(v) for v in self.env.unwrapped.state)
         self.angles.append(angle)
+        self.distances.append(abs(x))
         self.steps += 1
         if out[2]:  # terminated
             self.ended.append((self.steps, abs(x)))
@@ -225,6 +229,7 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             "failed_lengths": sorted(n for n, _ in env.ended),
             "failed_cart_distance": sorted(x for _, x in env.ended),
             "mean_pole_angle_deg": round(math.degrees(statistics.mean(env.angles)), 3),
+            "mean_cart_distance": round(statistics.mean(env.distances), 3),
         })  # fmt: skip
     return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,
             "checkpoints": rows}  # fmt: skip

@@ -31,6 +31,7 @@ def test_every_checkpoint_is_played_and_each_ending_is_named(tmp_path, benchmark
         expected = (sum(row["failed_lengths"]) + 500 * (3 - failed)) / 3
         assert abs(row["mean_length"] - expected) < 1e-9
         assert abs(row["mean_pole_angle_deg"]) < 12.0  # CartPole ends an episode past 12 deg
+        assert 0.0 <= row["mean_cart_distance"] <= max([*distance, 2.4])
     # an untrained policy loses CartPole quickly: every episode of the first checkpoint fails
     first = out["checkpoints"][0]
     assert first["off_track"] + first["pole_fell"] == 3 and first["mean_length"] < 500
