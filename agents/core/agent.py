@@ -140,7 +140,7 @@ class Agent:
         """The observation spec the network reads: ``spec``, or with
         --policy-obs-norm-steps its vector leaves standardised by that many random steps
         (:mod:`agents.core.obs_norm`; taken once per agent and kept)."""
-        steps = getattr(self.cfg, "policy_obs_norm_steps", 0)
+        steps = self.cfg.policy_obs_norm_steps
         if not steps:
             return spec
         if self._network_obs_spec is None:
