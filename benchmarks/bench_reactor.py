@@ -337,4 +337,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 if __name__ == "__main__":
+    # the checkout this script is in, before an installed one: a second checkout (a trial
+    # patch, bench_reactor_screen.py's runs of it) measures its own agent
+    sys.path.insert(1, str(ROOT))
     sys.exit(main())
