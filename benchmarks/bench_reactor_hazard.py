@@ -135,9 +135,9 @@ def main(argv: list[str] | None = None) -> int:
         missing = [str(r) for r in args.runs if not (r / "metrics.jsonl").is_file()]
         if not args.runs or missing:
             p.error(f"expected run folders with a metrics.jsonl, got none in {missing or '[]'}")
-        rows = [row for run in args.runs for row in rows_of_run(run)]
         if len(set(args.runs)) < len(args.runs):
             p.error("expected each run folder once (rows are keyed by the folder as given)")
+        rows = [row for run in args.runs for row in rows_of_run(run)]
     if args.rows is not None:
         args.rows.write_text(json.dumps({"columns": list(COLUMNS), "rows": rows}), "utf-8")
     json.dump(hazard(rows, args.target), sys.stdout, indent=2)
