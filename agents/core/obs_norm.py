@@ -62,8 +62,7 @@ def standardised_spec(spec: ObsSpec, batches: Iterable[dict[str, np.ndarray]]) -
     for k, rms in stats.items():
         if rms.count == 0:
             continue
-        std = np.sqrt(rms.var)
-        half = np.where(std > 1e-6, std, 1.0)
+        half = np.where(rms.std > 1e-6, rms.std, 1.0)
         out[k] = dataclasses.replace(
             spec[k],
             center=tuple(float(x) for x in rms.mean),
