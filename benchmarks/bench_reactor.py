@@ -27,7 +27,10 @@
       cart's distance from the centre when they ended; and over every step the pole's mean
       angle (a policy that balances it leaning drives the cart one way) and the cart's mean
       distance from the centre (a policy that plays 500 with the cart parked near the edge
-      is one small change from running it off).
+      is one small change from running it off); and where each episode took the cart: the
+      signed mean of its position over the episode's second half (``cart_settles``, one
+      per episode, in reset-seed order) and how many of them lie left and right of the
+      centre. A policy with a learned offset takes the cart the same way from every start.
   python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
@@ -180,17 +183,21 @@ def time_targets(repeat: int) -> dict:
 
 class CartPoleProbe(gym.Wrapper):
     """CartPole as it is, recording the pole's angle and the cart's distance from the centre
-    every step and, for each episode that terminates, its length and that distance."""
+    every step; for each episode that terminates, its length and that distance; and for
+    every episode, the signed mean cart position over its second half (where it settles)."""
 
     def __init__(self, env: gym.Env):
         super().__init__(env)
         self.angles: list[float] = []
         self.distances: list[float] = []
         self.ended: list[tuple[int, float]] = []
+        self.settles: list[float] = []
         self.steps = 0
+        self._xs: list[float] = []
 
     def reset(self, **kwargs):
         self.steps = 0
+        self._xs = []
         return self.env.reset(**kwargs)
 
     def step(self, action):
@@ -198,9 +205,12 @@ class CartPoleProbe(gym.Wrapper):
         x, _, angle, _ = (float(v) for v in self.env.unwrapped.state)
         self.angles.append(angle)
         self.distances.append(abs(x))
+        self._xs.append(x)
         self.steps += 1
         if out[2]:  # terminated
             self.ended.append((self.steps, abs(x)))
+        if out[2] or out[3]:
+            self.settles.append(statistics.mean(self._xs[len(self._xs) // 2 :]))
         return out
 
 
@@ -230,6 +240,9 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             "failed_cart_distance": sorted(x for _, x in env.ended),
             "mean_pole_angle_deg": round(math.degrees(statistics.mean(env.angles)), 3),
             "mean_cart_distance": round(statistics.mean(env.distances), 3),
+            "cart_settles": [round(x, 2) for x in env.settles],
+            "settles_left_right": [sum(x < 0 for x in env.settles),
+                                   sum(x > 0 for x in env.settles)],
         })  # fmt: skip
     return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,
             "checkpoints": rows}  # fmt: skip

@@ -32,6 +32,11 @@ def test_every_checkpoint_is_played_and_each_ending_is_named(tmp_path, benchmark
         assert abs(row["mean_length"] - expected) < 1e-9
         assert abs(row["mean_pole_angle_deg"]) < 12.0  # CartPole ends an episode past 12 deg
         assert 0.0 <= row["mean_cart_distance"] <= max([*distance, 2.4])
+        # one signed settling position per episode, inside what the cart can reach
+        settles = row["cart_settles"]
+        assert len(settles) == 3 and all(abs(x) <= 2.4 + 0.5 for x in settles)
+        assert sum(row["settles_left_right"]) == sum(x != 0 for x in settles)
+        assert row["settles_left_right"][1] == sum(x > 0 for x in settles)
     # an untrained policy loses CartPole quickly: every episode of the first checkpoint fails
     first = out["checkpoints"][0]
     assert first["off_track"] + first["pole_fell"] == 3 and first["mean_length"] < 500
