@@ -50,6 +50,7 @@ import torch
 from agents.core.batch import Loss
 from agents.core.layout import with_layout
 from agents.core.losses import r2d2_loss
+from agents.core.mirror import env_reflection
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.obs_norm import random_steps_spec
 from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
@@ -129,12 +130,15 @@ class Agent:
         return {"q": HeadSpec("dueling_q")}
 
     def network_specs(self, env: EnvInfo) -> dict[str, NetworkSpec]:
+        return {"main": self.main_spec(env, self.network_obs_spec(env, env.preprocess.spec))}
+
+    def main_spec(self, env: EnvInfo, obs_spec: ObsSpec) -> NetworkSpec:
+        """The ``main`` network's spec on ``obs_spec``: the config's torso, :meth:`heads`."""
         cfg = self.cfg
-        spec = NetworkSpec(
-            self.network_obs_spec(env, env.preprocess.spec), env.num_actions, cfg.hidden,
-            cfg.lstm, cfg.recurrent, self.heads(), cfg.grid_encoder,
-        )  # fmt: skip
-        return {"main": spec}
+        mirror = env_reflection(env.env_id) if cfg.mirror == "env" else None
+        grid = getattr(cfg, "grid_encoder", "conv")  # RND-PPO's torso has no choice of it
+        return NetworkSpec(obs_spec, env.num_actions, cfg.hidden, cfg.lstm, cfg.recurrent,
+                           self.heads(), grid, mirror)  # fmt: skip
 
     def network_obs_spec(self, env: EnvInfo, spec: ObsSpec) -> ObsSpec:
         """The observation spec the network reads: ``spec``, or with

@@ -201,6 +201,9 @@ class NetworkWidths(ConfigGroup):
     seed gives the same statistics on resume) and stored in the network spec
     (:mod:`agents.core.obs_norm`). 0: the core's scaling (bounded dimensions mapped to
     [-1, 1] by the space's bounds, unbounded ones as they are)."""
+    mirror: Literal["none", "env"] = "none"
+    """env: make the network exactly symmetric under the env's known reflection (CartPole,
+    Acrobot, LunarLander; agents.core.mirror): twice the torso's cost."""
 
     def check(self) -> None:
         require(self, ("hidden", "lstm"), 1)

@@ -30,6 +30,7 @@ from typing import Any, Literal, NamedTuple
 import torch
 from torch import nn
 
+from agents.core.mirror import Reflection
 from agents.core.preprocess import Leaf, ObsSpec, spec_from_json, spec_to_json
 
 GRID_VALUES = (16, 8, 4)
@@ -222,6 +223,8 @@ class NetworkSpec:
     heads: Mapping[str, HeadSpec] = field(default_factory=lambda: {"q": HeadSpec("dueling_q")})
     grid_encoder: str = "conv"
     """Encoder of MiniGrid views (a key of ``GRID_ENCODERS``; files without it: conv)."""
+    mirror: Reflection | None = None
+    """The env's reflection the network is symmetric under (:mod:`agents.core.mirror`)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -232,6 +235,7 @@ class NetworkSpec:
             "recurrent": self.recurrent,
             "heads": {k: {"kind": h.kind, "atoms": h.atoms} for k, h in self.heads.items()},
             "grid_encoder": self.grid_encoder,
+            "mirror": None if self.mirror is None else self.mirror.to_json(),
         }
 
     @staticmethod
@@ -248,6 +252,7 @@ class NetworkSpec:
         grid = str(d.get("grid_encoder", "conv"))
         if grid not in GRID_ENCODERS:
             raise ValueError(f"grid_encoder: expected one of {sorted(GRID_ENCODERS)}, got {grid!r}")
+        mirror = d.get("mirror")
         return NetworkSpec(
             spec_from_json(d["obs_spec"]),
             int(d["num_actions"]),
@@ -256,6 +261,7 @@ class NetworkSpec:
             bool(d["recurrent"]),
             heads,
             grid,
+            None if mirror is None else Reflection.from_json(mirror),
         )
 
 
@@ -320,7 +326,11 @@ class RecurrentNetwork(nn.Module):
     """Torso (encoder -> LSTM(features, one-hot previous action, previous reward)) + heads.
 
     With ``recurrent=False`` the LSTM is replaced by a Linear+ReLU layer on the features
-    only: every step is valued on its own observation (the state is passed through)."""
+    only: every step is valued on its own observation (the state is passed through).
+
+    With a ``mirror`` the torso runs twice, on the history and on its mirror image, and each
+    head averages its two outputs (:mod:`agents.core.mirror`): the features are the two
+    streams side by side (``[T, B, 2 * lstm]``), and so is the state (``[B, 2 * lstm]``)."""
 
     def __init__(self, spec: NetworkSpec):
         super().__init__()
@@ -328,6 +338,13 @@ class RecurrentNetwork(nn.Module):
         self.num_actions = spec.num_actions
         self.lstm_size = spec.lstm
         self.recurrent = spec.recurrent
+        self.mirror = spec.mirror
+        if self.mirror is not None:
+            leaves = list(spec.obs_spec.values())
+            if len(leaves) != 1 or leaves[0].kind != "vector":
+                raise ValueError("mirror: expected an env whose observation is one vector")
+            self.mirror.check(leaves[0].shape[0], spec.num_actions)
+            self._obs_leaf = next(iter(spec.obs_spec))
         self.encoder = ObservationEncoder(spec.obs_spec, spec.hidden, spec.grid_encoder)
         if spec.recurrent:
             self.core = nn.LSTM(self.encoder.out_dim + spec.num_actions + 1, spec.lstm)
@@ -344,10 +361,58 @@ class RecurrentNetwork(nn.Module):
         )
 
     def initial_state(self, batch: int, device: torch.device | str = "cpu") -> LSTMState:
-        z = torch.zeros(batch, self.lstm_size, device=device)
+        width = self.lstm_size * (1 if self.mirror is None else 2)
+        z = torch.zeros(batch, width, device=device)
         return LSTMState(z, z.clone())
 
     def torso(
+        self,
+        obs: dict[str, torch.Tensor],
+        prev_action: torch.Tensor,
+        prev_reward: torch.Tensor,
+        state: LSTMState,
+        burn_in: int = 0,
+        fresh: torch.Tensor | None = None,
+    ) -> tuple[torch.Tensor, LSTMState]:
+        """``[T, B, F]`` core outputs (``F``: lstm, or twice it with a mirror) and the state
+        after the last step; ``burn_in`` and ``fresh``: see :meth:`_stream`."""
+        if self.mirror is None:
+            return self._stream(obs, prev_action, prev_reward, state, burn_in, fresh)
+        n, m = self.lstm_size, self.mirror
+        halves = [
+            LSTMState(state.h[:, i * n : (i + 1) * n].contiguous(),
+                      state.c[:, i * n : (i + 1) * n].contiguous())
+            for i in (0, 1)
+        ]  # fmt: skip
+        key = self._obs_leaf
+        seen = self._stream(obs, prev_action, prev_reward, halves[0], burn_in, fresh)
+        mirrored = self._stream({key: m.observe(obs[key].float())}, m.actions(prev_action),
+                                prev_reward, halves[1], burn_in, fresh)  # fmt: skip
+        out = torch.cat([seen[0], mirrored[0]], dim=-1)
+        return out, LSTMState(torch.cat([seen[1].h, mirrored[1].h], -1),
+                              torch.cat([seen[1].c, mirrored[1].c], -1))  # fmt: skip
+
+    def head_outputs(
+        self, features: torch.Tensor, detached: tuple[str, ...] = ()
+    ) -> dict[str, torch.Tensor]:
+        """Every head on :meth:`torso`'s features (the heads named in ``detached`` on the
+        features cut off the graph); with a mirror, each head's two outputs averaged."""
+        out = {}
+        for name, head in self.heads.items():
+            x = features.detach() if name in detached else features
+            if self.mirror is None:
+                out[name] = head(x)
+                continue
+            seen, mirrored = head(x[..., : self.lstm_size]), head(x[..., self.lstm_size :])
+            axis = {"distributional_q": -2, "value": None}.get(self.spec.heads[name].kind, -1)
+            if axis is not None:
+                mirrored = mirrored.index_select(
+                    axis, torch.tensor(self.mirror.action_perm, device=mirrored.device)
+                )
+            out[name] = (seen + mirrored) / 2
+        return out
+
+    def _stream(
         self,
         obs: dict[str, torch.Tensor],
         prev_action: torch.Tensor,
@@ -428,7 +493,7 @@ class RecurrentNetwork(nn.Module):
         ``prev_reward``: ``[T, B]``; ``state``: each ``[B, H]``; ``burn_in``, ``fresh``:
         see :meth:`torso` (the heads still give all ``T`` steps)."""
         out, state = self.torso(obs, prev_action, prev_reward, state, burn_in, fresh)
-        return NetworkOutput({k: head(out) for k, head in self.heads.items()}, state)
+        return NetworkOutput(self.head_outputs(out), state)
 
 
 class RecurrentQNetwork(RecurrentNetwork):

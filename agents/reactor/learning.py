@@ -52,10 +52,7 @@ class CriticTorso:
         fresh: torch.Tensor | None = None,
     ) -> NetworkOutput:
         out, state = self.network.torso(obs, prev_action, prev_reward, state, burn_in, fresh)
-        heads = {
-            k: head(out.detach() if k == POLICY else out) for k, head in self.network.heads.items()
-        }
-        return NetworkOutput(heads, state)
+        return NetworkOutput(self.network.head_outputs(out, detached=(POLICY,)), state)
 
 
 def _extra(batch: TorchBatch, name: str) -> torch.Tensor:

@@ -102,10 +102,7 @@ class RNDPPO(Agent):
         return heads
 
     def network_specs(self, env: EnvInfo) -> dict[str, NetworkSpec]:
-        cfg = self.cfg
-        spec = NetworkSpec(self.policy_obs_spec(env), env.num_actions, cfg.hidden, cfg.lstm,
-                           cfg.recurrent, self.heads())  # fmt: skip
-        return {"main": spec}
+        return {"main": self.main_spec(env, self.policy_obs_spec(env))}
 
     def policy_obs_spec(self, env: EnvInfo) -> ObsSpec:
         """The network's observation spec: the env's without the RND-only whole grid, then
