@@ -345,6 +345,12 @@ class RecurrentNetwork(nn.Module):
                 raise ValueError("mirror: expected an env whose observation is one vector")
             self.mirror.check(leaves[0].shape[0], spec.num_actions)
             self._obs_leaf = next(iter(spec.obs_spec))
+            for name, values, kind in (
+                ("_obs_perm", self.mirror.obs_perm, torch.long),
+                ("_obs_sign", self.mirror.obs_sign, torch.float32),
+                ("_action_perm", self.mirror.action_perm, torch.long),
+            ):
+                self.register_buffer(name, torch.tensor(values, dtype=kind), persistent=False)
         self.encoder = ObservationEncoder(spec.obs_spec, spec.hidden, spec.grid_encoder)
         if spec.recurrent:
             self.core = nn.LSTM(self.encoder.out_dim + spec.num_actions + 1, spec.lstm)
@@ -378,49 +384,47 @@ class RecurrentNetwork(nn.Module):
         after the last step; ``burn_in`` and ``fresh``: see :meth:`_stream`."""
         if self.mirror is None:
             return self._stream(obs, prev_action, prev_reward, state, burn_in, fresh)
-        n, m = self.lstm_size, self.mirror
-        halves = [
-            LSTMState(state.h[:, i * n : (i + 1) * n].contiguous(),
-                      state.c[:, i * n : (i + 1) * n].contiguous())
-            for i in (0, 1)
-        ]  # fmt: skip
-        key = self._obs_leaf
-        seen = self._stream(obs, prev_action, prev_reward, halves[0], burn_in, fresh)
-        mirrored = self._stream({key: m.observe(obs[key].float())}, m.actions(prev_action),
-                                prev_reward, halves[1], burn_in, fresh)  # fmt: skip
-        out = torch.cat([seen[0], mirrored[0]], dim=-1)
-        return out, LSTMState(torch.cat([seen[1].h, mirrored[1].h], -1),
-                              torch.cat([seen[1].c, mirrored[1].c], -1))  # fmt: skip
+        # both streams in one pass: each row followed by its mirror image (so the state
+        # [B, 2 * lstm] is [2B, lstm] as it lies in memory)
+        t, b, n, key = prev_action.shape[0], prev_action.shape[1], self.lstm_size, self._obs_leaf
+        x = obs[key].float()
+        x = torch.stack([x, x.index_select(-1, self._obs_perm) * self._obs_sign], 2)
+        mirrored = torch.where(prev_action >= 0, self._action_perm[prev_action.clamp(min=0)],
+                               prev_action)  # fmt: skip
+        out, after = self._stream(
+            {key: x.reshape(t, 2 * b, *x.shape[3:])},
+            torch.stack([prev_action, mirrored], 2).reshape(t, 2 * b),
+            prev_reward.repeat_interleave(2, dim=1),
+            LSTMState(state.h.reshape(2 * b, n), state.c.reshape(2 * b, n)),
+            burn_in, None if fresh is None else fresh.repeat_interleave(2),
+        )  # fmt: skip
+        both = LSTMState(after.h.reshape(b, 2 * n), after.c.reshape(b, 2 * n))
+        return out.reshape(t, b, 2 * n), both
 
     def head_outputs(
         self, features: torch.Tensor, detached: tuple[str, ...] = ()
     ) -> dict[str, torch.Tensor]:
         """Every head on :meth:`torso`'s features (the heads named in ``detached`` on the
         features cut off the graph); with a mirror, each head's two outputs averaged."""
+        if self.mirror is not None:  # the two streams as rows again: each head runs once
+            t, b = features.shape[:2]
+            features = features.reshape(t, 2 * b, self.lstm_size)
         out = {}
         for name, head in self.heads.items():
-            x = features.detach() if name in detached else features
-            if self.mirror is None:
-                out[name] = head(x)
-                continue
-            seen, mirrored = head(x[..., : self.lstm_size]), head(x[..., self.lstm_size :])
-            axis = {"distributional_q": -2, "value": None}.get(self.spec.heads[name].kind, -1)
-            if axis is not None:
-                mirrored = mirrored.index_select(
-                    axis, torch.tensor(self.mirror.action_perm, device=mirrored.device)
-                )
-            out[name] = (seen + mirrored) / 2
+            y = head(features.detach() if name in detached else features)
+            if self.mirror is not None:
+                y = y.reshape(t, b, 2, *y.shape[2:])
+                seen, mirrored = y[:, :, 0], y[:, :, 1]
+                axis = {"distributional_q": -2, "value": None}.get(self.spec.heads[name].kind, -1)
+                if axis is not None:
+                    mirrored = mirrored.index_select(axis, self._action_perm)
+                y = (seen + mirrored) / 2
+            out[name] = y
         return out
 
-    def _stream(
-        self,
-        obs: dict[str, torch.Tensor],
-        prev_action: torch.Tensor,
-        prev_reward: torch.Tensor,
-        state: LSTMState,
-        burn_in: int = 0,
-        fresh: torch.Tensor | None = None,
-    ) -> tuple[torch.Tensor, LSTMState]:
+    def _stream(self, obs: dict[str, torch.Tensor], prev_action: torch.Tensor,
+                prev_reward: torch.Tensor, state: LSTMState, burn_in: int = 0,
+                fresh: torch.Tensor | None = None) -> tuple[torch.Tensor, LSTMState]:  # fmt: skip
         """``[T, B, lstm]`` core outputs and the state after the last step. The first
         ``burn_in`` steps only refresh the recurrent state: no gradient flows through them
         (their outputs are returned, detached), except in the rows ``fresh`` (``[B]`` bool)

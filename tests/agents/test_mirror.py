@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from agents.core.mirror import REFLECTIONS, Reflection, env_reflection
-from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
+from agents.core.networks import HeadSpec, LSTMState, NetworkSpec, RecurrentNetwork
 from agents.core.preprocess import Leaf, make_preprocessor
 
 CARTPOLE = REFLECTIONS["CartPole"]
@@ -73,6 +73,27 @@ def test_the_network_is_exactly_symmetric(name, recurrent):
                     net.initial_state(b))  # fmt: skip
         logits = still.heads["logits"][0]
         torch.testing.assert_close(logits[:, 0], logits[:, 1], rtol=0, atol=1e-6)
+
+
+def test_the_network_is_the_mean_of_the_plain_network_and_its_mirror_image():
+    """out(s) = (F(s) + P F(M s)) / 2 with F the same weights without the mirror, each stream
+    on its own half of the state, over a sequence with a burn-in and fresh rows."""
+    net = _network(CARTPOLE, 4, 2, True)
+    plain = RecurrentNetwork(NetworkSpec({"obs": Leaf("vector", (4,))}, 2, 16, 8, True, HEADS))
+    plain.load_state_dict(net.state_dict())
+    t, b = 5, 3
+    obs, prev, reward = torch.randn(t, b, 4), torch.randint(-1, 2, (t, b)), torch.randn(t, b)
+    state = LSTMState(torch.randn(b, 16), torch.randn(b, 16))
+    fresh = torch.tensor([True, False, True])
+    got = net({"obs": obs}, prev, reward, state, burn_in=2, fresh=fresh)
+    one = plain({"obs": obs}, prev, reward, LSTMState(state.h[:, :8], state.c[:, :8]), 2, fresh)
+    two = plain({"obs": -obs}, torch.where(prev >= 0, 1 - prev, prev), reward,
+                LSTMState(state.h[:, 8:], state.c[:, 8:]), 2, fresh)  # fmt: skip
+    want = _mirror_actions(two.heads, (1, 0))
+    for head in HEADS:
+        torch.testing.assert_close(got.heads[head], (one.heads[head] + want[head]) / 2)
+    torch.testing.assert_close(got.state.h, torch.cat([one.state.h, two.state.h], -1))
+    torch.testing.assert_close(got.state.c, torch.cat([one.state.c, two.state.c], -1))
 
 
 def test_gradients_reach_both_streams_and_the_policy_can_be_cut_off():
