@@ -6,7 +6,8 @@
       (target: <= 40,000 env steps, stable).
   python benchmarks/bench_reactor.py ablation [--seeds ...] [--variants ...]
       CartPole-v1: full Reactor vs without the distributional critic, TIS instead of
-      beta-LOO, with the trust region: env steps to 475 and final evaluation return.
+      beta-LOO, with the trust region, and with the network symmetric under CartPole's
+      reflection (``mirror``: --mirror env): env steps to 475 and final evaluation return.
   python benchmarks/bench_reactor.py mountaincar [--seeds ...] [--budget 50000] [--variants ...]
       MountainCar-v0 with the one shipped demo (the first file of demos/MountainCar-v0)
       vs without (variants one_demo, no_demos): env steps to an evaluation mean >= -120.
@@ -66,6 +67,7 @@ VARIANTS = {
     "expected_critic": dict(distributional=False),
     "tis": dict(policy_gradient="tis"),
     "trust_region": dict(trust_region=True),
+    "mirror": dict(mirror="env"),
 }
 MC_VARIANTS = {
     "one_demo": dict(demos=tuple(SHIPPED_MC_DEMO)),
@@ -296,7 +298,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, nargs="*", default=[0, 1, 2])
     p.add_argument("--budget", type=int, default=None, help="env steps per learning run")
     p.add_argument("--variants", nargs="*", default=None, choices=[*VARIANTS, *MC_VARIANTS],
-                   help="ablation: full expected_critic tis trust_region (default all); "
+                   help="ablation: full expected_critic tis trust_region mirror (default all); "
                    "mountaincar: one_demo no_demos (default both)")  # fmt: skip
     p.add_argument("--work", default="/tmp/demostudio-bench-reactor")
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=JSON",
