@@ -328,9 +328,10 @@ class RecurrentNetwork(nn.Module):
     With ``recurrent=False`` the LSTM is replaced by a Linear+ReLU layer on the features
     only: every step is valued on its own observation (the state is passed through).
 
-    With a ``mirror`` the torso runs twice, on the history and on its mirror image, and each
-    head averages its two outputs (:mod:`agents.core.mirror`): the features are the two
-    streams side by side (``[T, B, 2 * lstm]``), and so is the state (``[B, 2 * lstm]``)."""
+    With a ``mirror`` the torso runs on the history and on its mirror image (one pass, each
+    row followed by its image), and each head averages its two outputs
+    (:mod:`agents.core.mirror`): the features are the two streams side by side
+    (``[T, B, 2 * lstm]``), and so is the state (``[B, 2 * lstm]``)."""
 
     def __init__(self, spec: NetworkSpec):
         super().__init__()
