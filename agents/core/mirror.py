@@ -76,13 +76,23 @@ class Reflection:
 
     def observe(self, x: torch.Tensor) -> torch.Tensor:
         """``[..., n]`` observations -> their mirror images."""
-        sign = torch.tensor(self.obs_sign, dtype=x.dtype, device=x.device)
-        return x[..., list(self.obs_perm)] * sign
+        perm = torch.tensor(self.obs_perm, device=x.device)
+        return mirror_obs(x, perm, torch.tensor(self.obs_sign, dtype=x.dtype, device=x.device))
 
     def actions(self, a: torch.Tensor) -> torch.Tensor:
         """Previous actions (-1: none) -> the mirror's."""
-        perm = torch.tensor(self.action_perm, dtype=a.dtype, device=a.device)
-        return torch.where(a >= 0, perm[a.clamp(min=0)], a)
+        return mirror_actions(a, torch.tensor(self.action_perm, dtype=a.dtype, device=a.device))
+
+
+def mirror_obs(x: torch.Tensor, perm: torch.Tensor, sign: torch.Tensor) -> torch.Tensor:
+    """``[..., n]`` observations through ``M`` (``perm``, ``sign``: a reflection's, as tensors:
+    the network keeps them as buffers rather than build them every step)."""
+    return x.index_select(-1, perm) * sign
+
+
+def mirror_actions(a: torch.Tensor, perm: torch.Tensor) -> torch.Tensor:
+    """Actions (-1: none, kept) through the permutation ``perm`` (a tensor)."""
+    return torch.where(a >= 0, perm[a.clamp(min=0)], a)
 
 
 def _seq(v: Any, name: str) -> Sequence:
@@ -125,4 +135,4 @@ def env_reflection(env_id: str) -> Reflection:
     return REFLECTIONS[name]
 
 
-__all__ = ["REFLECTIONS", "Reflection", "env_reflection"]
+__all__ = ["REFLECTIONS", "Reflection", "env_reflection", "mirror_actions", "mirror_obs"]

@@ -30,7 +30,7 @@ from typing import Any, Literal, NamedTuple
 import torch
 from torch import nn
 
-from agents.core.mirror import Reflection
+from agents.core.mirror import Reflection, mirror_actions, mirror_obs
 from agents.core.preprocess import Leaf, ObsSpec, spec_from_json, spec_to_json
 
 GRID_VALUES = (16, 8, 4)
@@ -320,6 +320,10 @@ HEADS: dict[str, type[nn.Module]] = {
     "distributional_q": DistributionalQ,
     "value": Value,
 }
+ACTION_AXIS: dict[str, int | None] = {
+    "dueling_q": -1, "logits": -1, "distributional_q": -2, "value": None,
+}  # fmt: skip
+"""The axis of each head kind's output that runs over actions (None: no such axis)."""
 
 
 class RecurrentNetwork(nn.Module):
@@ -389,9 +393,8 @@ class RecurrentNetwork(nn.Module):
         # [B, 2 * lstm] is [2B, lstm] as it lies in memory)
         t, b, n, key = prev_action.shape[0], prev_action.shape[1], self.lstm_size, self._obs_leaf
         x = obs[key].float()
-        x = torch.stack([x, x.index_select(-1, self._obs_perm) * self._obs_sign], 2)
-        mirrored = torch.where(prev_action >= 0, self._action_perm[prev_action.clamp(min=0)],
-                               prev_action)  # fmt: skip
+        x = torch.stack([x, mirror_obs(x, self._obs_perm, self._obs_sign)], 2)
+        mirrored = mirror_actions(prev_action, self._action_perm)
         out, after = self._stream(
             {key: x.reshape(t, 2 * b, *x.shape[3:])},
             torch.stack([prev_action, mirrored], 2).reshape(t, 2 * b),
@@ -416,7 +419,7 @@ class RecurrentNetwork(nn.Module):
             if self.mirror is not None:
                 y = y.reshape(t, b, 2, *y.shape[2:])
                 seen, mirrored = y[:, :, 0], y[:, :, 1]
-                axis = {"distributional_q": -2, "value": None}.get(self.spec.heads[name].kind, -1)
+                axis = ACTION_AXIS[self.spec.heads[name].kind]
                 if axis is not None:
                     mirrored = mirrored.index_select(axis, self._action_perm)
                 y = (seen + mirrored) / 2
