@@ -32,6 +32,9 @@
       signed mean of its position over the episode's second half (``cart_settles``, one
       per episode, in reset-seed order) and how many of them lie left and right of the
       centre. A policy with a learned offset takes the cart the same way from every start.
+      And the restoring map (``from_rest``): one greedy episode from rest at each of nine
+      cart positions from -1.6 to 1.6, ``[start, where it settles, length]``; a policy that
+      controls the cart's position settles each start nearer the centre than it began.
   python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
@@ -216,6 +219,32 @@ class CartPoleProbe(gym.Wrapper):
         return out
 
 
+REST_STARTS = (-1.6, -1.2, -0.8, -0.4, 0.0, 0.4, 0.8, 1.2, 1.6)
+"""Cart positions the restoring map starts from, at rest (pole upright, no velocity)."""
+
+
+def from_rest(env: CartPoleProbe, controller, starts=REST_STARTS) -> list[list[float]]:
+    """The restoring map: one greedy episode from rest at each cart position of ``starts``;
+    per start ``[start, where the cart settles, episode length]``. A policy that controls
+    the cart's position brings every start towards the centre (settles between the start
+    and 0); one that only balances the pole leaves the cart where it starts or lets it
+    drift outwards (an unstable centre), and the far starts run off the track."""
+    import numpy as np
+
+    out = []
+    for start in starts:
+        obs, info = env.reset(seed=0)
+        env.unwrapped.state = np.array([start, 0.0, 0.0, 0.0])
+        obs = np.asarray(env.unwrapped.state, dtype=np.float32)
+        controller.reset(env, obs, info)
+        before, done = env.steps, False
+        while not done:
+            obs, _, terminated, truncated, _ = env.step(controller.act(env, obs))
+            done = terminated or truncated
+        out.append([start, round(env.settles[-1], 2), env.steps - before])
+    return out
+
+
 def checkpoint_failures(run: Path, episodes: int) -> dict:
     """Why the greedy episodes of each checkpoint of a CartPole run ended (see the module
     docstring); checkpoints in env-step order, ``final.pt`` last."""
@@ -231,8 +260,7 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
         env = CartPoleProbe(agent.make_env())
         limit = env.unwrapped.x_threshold  # past it the cart is off the track (2.4)
         result = run_episodes(env, agent.controller, episodes, seed=10_000)
-        env.close()
-        rows.append({
+        row = {
             "checkpoint": path.name,
             "env_steps": agent.counters.get("env_steps"),
             "mean_length": statistics.mean(result.lengths),
@@ -245,7 +273,9 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             "cart_settles": [round(x, 2) for x in env.settles],
             "settles_left_right": [sum(x < 0 for x in env.settles),
                                    sum(x > 0 for x in env.settles)],
-        })  # fmt: skip
+        }  # fmt: skip
+        rows.append({**row, "from_rest": from_rest(env, agent.controller)})
+        env.close()
     return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,
             "checkpoints": rows}  # fmt: skip
 

@@ -37,6 +37,13 @@ def test_every_checkpoint_is_played_and_each_ending_is_named(tmp_path, benchmark
         assert len(settles) == 3 and all(abs(x) <= 2.4 + 0.5 for x in settles)
         assert sum(row["settles_left_right"]) == sum(x != 0 for x in settles)
         assert row["settles_left_right"][1] == sum(x > 0 for x in settles)
+        # the restoring map: one episode from rest per start, each played to its end
+        starts = [start for start, _, _ in row["from_rest"]]
+        assert starts == [-1.6, -1.2, -0.8, -0.4, 0.0, 0.4, 0.8, 1.2, 1.6]
+        for start, settles, length in row["from_rest"]:
+            assert 1 <= length <= 500 and abs(settles) <= 2.4 + 0.5
+            if length < 10:  # too short to go far: it settles near where it started
+                assert abs(settles - start) < 0.2
     # an untrained policy loses CartPole quickly: every episode of the first checkpoint fails
     first = out["checkpoints"][0]
     assert first["off_track"] + first["pole_fell"] == 3 and first["mean_length"] < 500
