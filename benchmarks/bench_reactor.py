@@ -33,8 +33,10 @@
       per episode, in reset-seed order) and how many of them lie left and right of the
       centre. A policy with a learned offset takes the cart the same way from every start.
       And the restoring map (``from_rest``): one greedy episode from rest at each of nine
-      cart positions from -1.6 to 1.6, ``[start, where it settles, length]``; a policy that
-      controls the cart's position settles each start nearer the centre than it began.
+      cart positions from -1.6 to 1.6, where it settles and its length (a policy that
+      controls the cart's position settles each start nearer the centre than it began),
+      with the critic's value 25, 50 and 100 steps before an episode's end beside the
+      true discounted value (does the critic see the edge coming).
   python benchmarks/bench_reactor.py merge OUT.json OUT.json ...
       The outputs of runs made side by side (say one seed each), merged into one JSON with
       the medians over all their seeds.
@@ -221,27 +223,71 @@ class CartPoleProbe(gym.Wrapper):
 
 REST_STARTS = (-1.6, -1.2, -0.8, -0.4, 0.0, 0.4, 0.8, 1.2, 1.6)
 """Cart positions the restoring map starts from, at rest (pole upright, no velocity)."""
+BEFORE_END = (25, 50, 100)
+"""Steps before an episode's end at which the critic's value is compared with the truth."""
 
 
-def from_rest(env: CartPoleProbe, controller, starts=REST_STARTS) -> list[list[float]]:
-    """The restoring map: one greedy episode from rest at each cart position of ``starts``;
-    per start ``[start, where the cart settles, episode length]``. A policy that controls
-    the cart's position brings every start towards the centre (settles between the start
-    and 0); one that only balances the pole leaves the cart where it starts or lets it
-    drift outwards (an unstable centre), and the far starts run off the track."""
+def watch_critic(controller, config: dict) -> list[float]:
+    """Record, at every step the controller plays, the critic's state value
+    ``V(x) = sum_a pi(a|x) Q(x, a)`` (``Q`` the mean of the distributional critic's atoms, or
+    the expected critic itself); returns the list the values are appended to."""
+    import torch
+
+    values: list[float] = []
+    policy = controller.policy
+    select = policy.selector
+    atoms = torch.linspace(config["v_min"], config["v_max"], config["num_atoms"])
+
+    def recording(out, rng):
+        pi = torch.softmax(out.heads["logits"][-1, 0].float(), -1)
+        q = out.heads["critic"][-1, 0].float()
+        if config["distributional"]:
+            q = (torch.softmax(q, -1) * atoms).sum(-1)
+        values.append(float((pi * q).sum()))
+        return select(out, rng)
+
+    policy.selector = recording
+    return values
+
+
+def from_rest(env: CartPoleProbe, controller, config: dict, starts=REST_STARTS) -> list[dict]:
+    """The restoring map: one greedy episode from rest at each cart position of ``starts``:
+    ``start``, where the cart settles (``settles``) and the episode's ``length``. A policy
+    that controls the cart's position brings every start towards the centre (settles
+    between the start and 0); one that only balances the pole leaves the cart where it
+    starts or lets it drift outwards (an unstable centre), and the far starts run off the
+    track. And whether the critic sees the end coming: for an episode that ran off or fell,
+    ``value_before_end`` gives, ``k`` steps before its end, ``[the critic's V, the true
+    discounted value (1 - g^k) / (1 - g)]``; for one that reached the step limit,
+    ``value_at_start`` gives ``[V, 1 / (1 - g)]`` (the limit is a truncation: the critic
+    bootstraps through it). A critic that never saw the cart leave the track values a
+    state 25 steps from the edge like the centre."""
     import numpy as np
 
+    values = watch_critic(controller, config)
+    g = config["discount"]
     out = []
     for start in starts:
         obs, info = env.reset(seed=0)
         env.unwrapped.state = np.array([start, 0.0, 0.0, 0.0])
         obs = np.asarray(env.unwrapped.state, dtype=np.float32)
         controller.reset(env, obs, info)
-        before, done = env.steps, False
+        values.clear()
+        ended, done = len(env.ended), False
         while not done:
             obs, _, terminated, truncated, _ = env.step(controller.act(env, obs))
             done = terminated or truncated
-        out.append([start, round(env.settles[-1], 2), env.steps - before])
+        n = len(values)
+        row = {"start": start, "settles": round(env.settles[-1], 2), "length": n}
+        if len(env.ended) > ended:
+            row["value_before_end"] = {
+                k: [round(values[n - k], 1), round((1 - g**k) / (1 - g), 1)]
+                for k in BEFORE_END
+                if k <= n
+            }
+        else:
+            row["value_at_start"] = [round(values[0], 1), round(1 / (1 - g), 1)]
+        out.append(row)
     return out
 
 
@@ -274,7 +320,8 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             "settles_left_right": [sum(x < 0 for x in env.settles),
                                    sum(x > 0 for x in env.settles)],
         }  # fmt: skip
-        rows.append({**row, "from_rest": from_rest(env, agent.controller)})
+        config = json.loads((run / "config.json").read_text())
+        rows.append({**row, "from_rest": from_rest(env, agent.controller, config)})
         env.close()
     return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,
             "checkpoints": rows}  # fmt: skip

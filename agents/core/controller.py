@@ -34,6 +34,11 @@ class AgentController:
         self._pending_reward: float | None = None
         self._return_seen = 0.0
 
+    @property
+    def policy(self) -> BatchPolicy:
+        """The one-env policy it plays with (its network, selector and LSTM state)."""
+        return self._policy
+
     def reset(self, env: gym.Env, observation: Any, info: dict) -> None:
         self._policy.reset()
         self._last_action = None

@@ -38,12 +38,20 @@ def test_every_checkpoint_is_played_and_each_ending_is_named(tmp_path, benchmark
         assert sum(row["settles_left_right"]) == sum(x != 0 for x in settles)
         assert row["settles_left_right"][1] == sum(x > 0 for x in settles)
         # the restoring map: one episode from rest per start, each played to its end
-        starts = [start for start, _, _ in row["from_rest"]]
+        starts = [r["start"] for r in row["from_rest"]]
         assert starts == [-1.6, -1.2, -0.8, -0.4, 0.0, 0.4, 0.8, 1.2, 1.6]
-        for start, settles, length in row["from_rest"]:
-            assert 1 <= length <= 500 and abs(settles) <= 2.4 + 0.5
-            if length < 10:  # too short to go far: it settles near where it started
-                assert abs(settles - start) < 0.2
+        for rest in row["from_rest"]:
+            assert 1 <= rest["length"] <= 500 and abs(rest["settles"]) <= 2.4 + 0.5
+            if rest["length"] < 10:  # too short to go far: it settles near where it started
+                assert abs(rest["settles"] - rest["start"]) < 0.2
+            if rest["length"] < 500:  # it ended: the critic's value k steps before the end
+                truth = {k: (1 - 0.99**k) / 0.01 for k in (25, 50, 100) if k <= rest["length"]}
+                got = rest["value_before_end"]
+                assert set(got) == set(truth) and "value_at_start" not in rest
+                for k, (critic, true) in got.items():
+                    assert abs(true - truth[k]) < 0.1 and -9.94 - 1e-3 <= critic <= 109.28 + 1e-3
+            else:
+                assert rest["value_at_start"][1] == 100.0 and "value_before_end" not in rest
     # an untrained policy loses CartPole quickly: every episode of the first checkpoint fails
     first = out["checkpoints"][0]
     assert first["off_track"] + first["pole_fell"] == 3 and first["mean_length"] < 500
