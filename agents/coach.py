@@ -267,7 +267,6 @@ class CoachAgent(AgentController):
         )
         super().__init__(policy, acting.preprocess, name=f"policy:{agent.name}")
         self.link = link
-        self.policy = policy
         self.cfg = cfg
 
     def act(self, env, observation) -> int:
