@@ -236,7 +236,8 @@ def watch_critic(controller, config: dict) -> list[float]:
     values: list[float] = []
     policy = controller.policy
     select = policy.selector
-    atoms = torch.linspace(config["v_min"], config["v_max"], config["num_atoms"])
+    if config["distributional"]:
+        atoms = torch.linspace(config["v_min"], config["v_max"], config["num_atoms"])
 
     def recording(out, rng):
         pi = torch.softmax(out.heads["logits"][-1, 0].float(), -1)
@@ -297,6 +298,7 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
     from agents.core.evaluate import run_episodes
     from agents.core.restore import restore_agent
 
+    config = json.loads((run / "config.json").read_text())
     rows = []
     folder = run / "checkpoints"
     for path in [*sorted(folder.glob("step-*.pt")), folder / "final.pt"]:
@@ -320,7 +322,6 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
             "settles_left_right": [sum(x < 0 for x in env.settles),
                                    sum(x > 0 for x in env.settles)],
         }  # fmt: skip
-        config = json.loads((run / "config.json").read_text())
         rows.append({**row, "from_rest": from_rest(env, agent.controller, config)})
         env.close()
     return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,
@@ -358,6 +359,12 @@ def main(argv: list[str] | None = None) -> int:
         fa = f.parse_args(argv[1:])
         if not list((fa.run / "checkpoints").glob("*.pt")):
             f.error(f"{fa.run}: expected a run folder with checkpoints/*.pt, found none")
+        try:
+            algo = json.loads((fa.run / "config.json").read_text()).get("algo")
+        except (OSError, ValueError, AttributeError):
+            algo = None
+        if algo != "reactor":
+            f.error(f"{fa.run / 'config.json'}: algo: expected a Reactor run, got {algo!r}")
         json.dump(checkpoint_failures(fa.run, fa.episodes), sys.stdout, indent=2)
         print()
         return 0

@@ -3,6 +3,8 @@ ended (cart off the track or pole fallen), on a short real run."""
 
 from __future__ import annotations
 
+import pytest
+
 from agents.core.run import train
 from agents.reactor import Reactor, ReactorConfig
 
@@ -55,3 +57,20 @@ def test_every_checkpoint_is_played_and_each_ending_is_named(tmp_path, benchmark
     # an untrained policy loses CartPole quickly: every episode of the first checkpoint fails
     first = out["checkpoints"][0]
     assert first["off_track"] + first["pole_fell"] == 3 and first["mean_length"] < 500
+
+
+@pytest.mark.parametrize(
+    ("config", "got"), [('{"algo": "r2d2"}', "'r2d2'"), ("[1, 2", "None"), (None, "None")]
+)
+def test_a_run_that_is_not_a_reactor_run_gets_one_line(
+    tmp_path, benchmark_script, capsys, config, got
+):
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "final.pt").write_bytes(b"not read")
+    if config is not None:
+        (tmp_path / "config.json").write_text(config)
+    with pytest.raises(SystemExit) as exc:
+        benchmark_script("bench_reactor").main(["failures", str(tmp_path)])
+    assert exc.value.code == 2
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    assert line.endswith(f"config.json: algo: expected a Reactor run, got {got}")
