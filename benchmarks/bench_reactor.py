@@ -233,17 +233,20 @@ def watch_critic(controller, config: dict) -> list[float]:
     the expected critic itself); returns the list the values are appended to."""
     import torch
 
+    from agents.reactor.distributional import atoms
+    from agents.reactor.learning import CRITIC, POLICY
+
     values: list[float] = []
     policy = controller.policy
     select = policy.selector
     if config["distributional"]:
-        atoms = torch.linspace(config["v_min"], config["v_max"], config["num_atoms"])
+        z = atoms(config["num_atoms"], config["v_min"], config["v_max"])
 
     def recording(out, rng):
-        pi = torch.softmax(out.heads["logits"][-1, 0].float(), -1)
-        q = out.heads["critic"][-1, 0].float()
+        pi = torch.softmax(out.heads[POLICY][-1, 0].float(), -1)
+        q = out.heads[CRITIC][-1, 0].float()
         if config["distributional"]:
-            q = (torch.softmax(q, -1) * atoms).sum(-1)
+            q = (torch.softmax(q, -1) * z).sum(-1)
         values.append(float((pi * q).sum()))
         return select(out, rng)
 
@@ -292,13 +295,27 @@ def from_rest(env: CartPoleProbe, controller, config: dict, starts=REST_STARTS) 
     return out
 
 
+def reactor_run_config(run: Path) -> dict:
+    """The run's config.json; a ValueError naming its ``algo`` field unless it is a Reactor
+    run's (missing, unreadable or another algorithm's)."""
+    path = run / "config.json"
+    try:
+        config = json.loads(path.read_text())
+        algo = config.get("algo")
+    except (OSError, ValueError, AttributeError):
+        algo = None
+    if algo != "reactor":
+        raise ValueError(f"{path}: algo: expected a Reactor run, got {algo!r}")
+    return config
+
+
 def checkpoint_failures(run: Path, episodes: int) -> dict:
     """Why the greedy episodes of each checkpoint of a CartPole run ended (see the module
     docstring); checkpoints in env-step order, ``final.pt`` last."""
     from agents.core.evaluate import run_episodes
     from agents.core.restore import restore_agent
 
-    config = json.loads((run / "config.json").read_text())
+    config = reactor_run_config(run)
     rows = []
     folder = run / "checkpoints"
     for path in [*sorted(folder.glob("step-*.pt")), folder / "final.pt"]:
@@ -360,12 +377,10 @@ def main(argv: list[str] | None = None) -> int:
         if not list((fa.run / "checkpoints").glob("*.pt")):
             f.error(f"{fa.run}: expected a run folder with checkpoints/*.pt, found none")
         try:
-            algo = json.loads((fa.run / "config.json").read_text()).get("algo")
-        except (OSError, ValueError, AttributeError):
-            algo = None
-        if algo != "reactor":
-            f.error(f"{fa.run / 'config.json'}: algo: expected a Reactor run, got {algo!r}")
-        json.dump(checkpoint_failures(fa.run, fa.episodes), sys.stdout, indent=2)
+            out = checkpoint_failures(fa.run, fa.episodes)
+        except ValueError as exc:  # not a Reactor run, or a checkpoint it cannot use
+            f.error(str(exc))
+        json.dump(out, sys.stdout, indent=2)
         print()
         return 0
     if argv[:1] == ["targets"]:
