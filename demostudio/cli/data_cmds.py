@@ -96,12 +96,14 @@ def cmd_import(args: argparse.Namespace) -> int:
     from demostudio.interop.minari import import_minari
 
     cfg = dataclass_from_args(ImportConfig, args)
-    with tqdm(desc=f"import {cfg.dataset}", unit="ep") as bar:
+    bars: list[tqdm] = []  # shown from the first episode on: a refused dataset gets one line
 
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
+    def progress(done: int, total: int) -> None:
+        if not bars:
+            bars.append(tqdm(desc=f"import {cfg.dataset}", unit="ep", total=total))
+        bars[0].update(done - bars[0].n)
 
+    try:
         paths = import_minari(
             cfg.dataset,
             cfg.out,
@@ -109,6 +111,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             progress=progress,
             note=lambda msg: tqdm.write(f"note: {msg}", file=sys.stderr),
         )
+    finally:
+        for bar in bars:
+            bar.close()
     folder = paths[0].parent if paths else cfg.out
     print(f"imported {len(paths)} episode(s) into {folder}")
     return 0

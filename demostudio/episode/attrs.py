@@ -141,8 +141,15 @@ def read_attr(obj: h5py.HLObject, key: str, path: object) -> Any:
     """The checked JSON value of attribute ``key`` of ``obj`` (KeyError when absent).
 
     The attribute's storage is looked at before its value is read: it must be one scalar text
-    of at most :data:`MAX_ATTR_BYTES`, holding JSON nested at most :data:`MAX_JSON_DEPTH` deep.
-    Every other problem is an EpisodeError naming ``key``."""
+    of at most :data:`MAX_ATTR_BYTES`, holding JSON nested at most :data:`MAX_JSON_DEPTH` deep,
+    of the JSON type the schema gives ``key``. Every other problem is an EpisodeError naming
+    ``key``."""
+    return check_type(path, key, read_json(obj, key, path))
+
+
+def read_json(obj: h5py.HLObject, key: str, path: object) -> Any:
+    """The JSON value of attribute ``key`` as :func:`read_attr` reads it, its type unchecked
+    (``flushed_steps`` of a ``.partial`` is -1 until the reset)."""
     try:
         aid = h5py.h5a.open(obj.id, key.encode("utf-8"))
     except KeyError:
@@ -181,7 +188,7 @@ def read_attr(obj: h5py.HLObject, key: str, path: object) -> Any:
         value = json.loads(raw)
     except (ValueError, RecursionError) as exc:
         raise EpisodeError(path, key, f"expected a JSON attribute ({short_error(exc)})") from None
-    return check_type(path, key, value)
+    return value
 
 
 def read_attrs(obj: h5py.HLObject, path: object) -> dict[str, Any]:

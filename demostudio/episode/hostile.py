@@ -56,13 +56,18 @@ def describe_link(link: Any) -> str:
     return f"a {type(link).__name__}"
 
 
-def checked_datasets(f: h5py.File, path: object) -> dict[str, h5py.Dataset]:
+def checked_datasets(
+    f: h5py.File, path: object, *, kept_length: int | None = None, vlen_bytes: bool = False
+) -> dict[str, h5py.Dataset]:
     """Every dataset of ``f`` by name ("infos/a/b"), after checking every link and storage.
 
     Only plain hard links to groups and datasets are accepted (never an external or soft link,
     which are not followed), datasets must store their data in this file (no external raw
     storage, no virtual dataset), use no filter but gzip, and declare no more than their
-    stored chunks hold. Raises ``error(path, name, message)``."""
+    stored chunks hold. With ``kept_length`` (a ``.partial`` about to be cut to that many
+    steps), a schema dataset's rows past the ones it keeps do not count as declared.
+    ``vlen_bytes`` also accepts variable-length byte strings (Minari's JPEG images). Raises
+    EpisodeError naming the file and the dataset."""
     out: dict[str, h5py.Dataset] = {}
     stack: list[tuple[str, h5py.Group, int]] = [("", f, 0)]
     unstored = 0
@@ -87,7 +92,9 @@ def checked_datasets(f: h5py.File, path: object) -> dict[str, h5py.Dataset]:
                         )
                     stack.append((name + "/", obj, depth + 1))
                     continue
-                unstored += _check_storage(obj, path, name)
+                offset = LENGTH_OFFSETS.get(name.split("/")[0])
+                rows = None if kept_length is None or offset is None else kept_length + offset
+                unstored += _check_storage(obj, path, name, rows, vlen_bytes)
             except EpisodeError:
                 raise
             except READ_ERRORS as exc:
@@ -123,8 +130,11 @@ def _hard_linked(group: h5py.Group, key: str, path: object, name: str) -> Any:
     return obj
 
 
-def _check_storage(ds: h5py.Dataset, path: object, name: str) -> int:
-    """Check where and how ``ds`` stores its data; the declared bytes it does not store."""
+def _check_storage(
+    ds: h5py.Dataset, path: object, name: str, rows: int | None = None, vlen_bytes: bool = False
+) -> int:
+    """Check where and how ``ds`` stores its data; the declared bytes it does not store (of
+    its first ``rows`` rows only, when given)."""
     dcpl = ds.id.get_create_plist()
     if ds.is_virtual:
         raise EpisodeError(path, name, "expected data stored in this file, got a virtual dataset")
@@ -140,9 +150,12 @@ def _check_storage(ds: h5py.Dataset, path: object, name: str) -> int:
                 path, name, f"expected no compression or gzip, got HDF5 filter {code}"
             )
     kind = ds.dtype.kind
-    if kind not in "biuf" and h5py.check_string_dtype(ds.dtype) is None:
+    vlen = vlen_bytes and h5py.check_vlen_dtype(ds.dtype) == np.dtype(np.uint8)
+    if kind not in "biuf" and h5py.check_string_dtype(ds.dtype) is None and not vlen:
         raise EpisodeError(path, name, f"expected numbers, booleans or text, got dtype {ds.dtype}")
     shape = ds.shape or ()
+    if rows is not None and shape:
+        shape = (min(shape[0], rows), *shape[1:])
     row = ds.dtype.itemsize
     declared = math.prod(shape) * row
     if ds.chunks is None:
@@ -154,6 +167,8 @@ def _check_storage(ds: h5py.Dataset, path: object, name: str) -> int:
             path, name, f"expected chunks of at most {MAX_CHUNK_BYTES} bytes, got {ds.chunks}"
         )
     chunks = ds.id.get_num_chunks()
+    if rows is not None:  # chunks past the kept rows store nothing that is kept
+        chunks = min(chunks, math.prod(-(-s // c) for s, c in zip(shape, ds.chunks)))
     return max(0, declared - chunks * chunk_bytes)
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -420,17 +419,6 @@ class EpisodeFile:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-
-def _walk(group: h5py.Group, prefix: str = "") -> Iterator[tuple[str, h5py.Dataset]]:
-    """Every dataset under ``group`` (for files this process writes; read others through
-    :class:`EpisodeFile`, which never follows a link out of the file)."""
-    for key, obj in group.items():
-        name = f"{prefix}{key}"
-        if isinstance(obj, h5py.Dataset):
-            yield name, obj
-        elif isinstance(obj, h5py.Group):
-            yield from _walk(obj, name + "/")
 
 
 def _json_cell(value: Any) -> Any:

@@ -12,17 +12,29 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import h5py
 import numpy as np
 
 from . import _h5
 from ._sink import EpisodeSink
+from .attrs import read_attr, read_json
+from .hostile import checked_datasets, guard, open_h5, read_rows
 from .journal import JOURNAL_SUFFIX, read_journal
-from .reader import EpisodeFile, _walk
-from .schema import FORMAT_NAME, LENGTH_OFFSETS, PARTIAL_SUFFIX, SUFFIX
+from .library import validate
+from .schema import (
+    FORMAT_NAME,
+    LENGTH_OFFSETS,
+    PARTIAL_SUFFIX,
+    REQUIRED_DATASETS,
+    SUFFIX,
+    EpisodeError,
+)
 from .spaces import space_from_json
 
 _NO_RESET = "it ends before the reset"
@@ -122,11 +134,7 @@ def _from_journal(partial: Path, journal: Path, target: Path) -> tuple[Recovery 
             },
         )
         sink.finish()
-        with EpisodeFile(tmp) as ep:  # never publish a file the reader would refuse
-            ep.check_lengths()
-        _h5.fsync_path(tmp)
-        os.replace(tmp, target)
-        _h5.fsync_dir(target.parent)
+        _publish(tmp, target)  # never publish a file validate would refuse
     except Exception as exc:  # a damaged or hostile journal: any error means "not usable"
         if sink is not None:
             try:
@@ -140,54 +148,121 @@ def _from_journal(partial: Path, journal: Path, target: Path) -> tuple[Recovery 
     return Recovery(partial, target, n, f"recovered {n} steps (every step in the journal)"), ""
 
 
-def _from_hdf5(partial: Path, target: Path) -> Recovery:
-    """Cut a ``.partial`` back to its last flush (files written before journals existed)."""
-    try:
-        f = h5py.File(partial, "r+")
-    except Exception as exc:  # h5py raises OSError, and others on damaged metadata
-        return Recovery(partial, None, 0, f"unreadable HDF5 (crashed mid-write): {exc}")
-    try:
-        try:
-            fmt = _h5.read_json_attr(f, "format")
-            n = int(_h5.read_json_attr(f, "flushed_steps"))
-        except (KeyError, ValueError, TypeError) as exc:
-            return Recovery(partial, None, 0, f"not a DemoStudio partial episode ({exc})")
-        if fmt != FORMAT_NAME:
-            return Recovery(partial, None, 0, f"format is {fmt!r}, not {FORMAT_NAME!r}")
-        if n < 1 or "observations" not in f or "actions" not in f:
-            return Recovery(partial, None, 0, _NOTHING_FLUSHED)
-        for name, ds in list(_walk(f)):
-            offset = LENGTH_OFFSETS.get(name.split("/")[0])
-            if offset is None:
-                continue
-            if ds.shape[0] < n + offset:
-                return Recovery(
-                    partial, None, 0, f"{name} has {ds.shape[0]} rows, fewer than flushed"
-                )
-            ds.resize(n + offset, axis=0)
-        rewards = f["rewards"][()]
-        _h5.write_attrs(
-            f,
-            {
-                "length": n,
-                "total_return": float(np.sum(rewards)),
-                "terminated": bool(f["terminations"][n - 1]),
-                "truncated": True,
-                "recovered": True,
-            },
-        )
-        f.flush()
-    except Exception as exc:  # damaged metadata surfaces as many h5py error types
-        return Recovery(partial, None, 0, f"damaged beyond its last flush: {exc}")
-    finally:
-        try:
-            f.close()
-        except Exception:
-            pass
-    _h5.fsync_path(partial)
-    os.replace(partial, target)
+def _publish(tmp: Path, target: Path) -> None:
+    """Move the rebuilt episode ``tmp`` to ``target``, only if :func:`validate` accepts it
+    (EpisodeError with its first problem otherwise)."""
+    problems = validate(tmp)
+    if problems:
+        raise EpisodeError(tmp, None, f"would not be valid: {_without(problems[0], tmp)}")
+    _h5.fsync_path(tmp)
+    os.replace(tmp, target)
     _h5.fsync_dir(target.parent)
+
+
+def _without(message: str, path: Path) -> str:
+    """An error about ``path`` without its path: "[field]: what" (the caller names the file)."""
+    return message.removeprefix(str(path)).lstrip(" :")
+
+
+def _from_hdf5(partial: Path, target: Path) -> Recovery:
+    """Cut a ``.partial`` back to its last flush (files written before journals existed).
+
+    The ``.partial`` is read as hostile input and never changed: it is checked read-only (no
+    link out of the file is followed, every dataset stores at least ``flushed_steps`` steps
+    in this file), a copy of it is cut, and the copy is published only if :func:`validate`
+    accepts it. The ``.partial`` is removed once the episode is in place."""
+    try:
+        n = _flushed_steps(partial)
+    except EpisodeError as exc:
+        return Recovery(partial, None, 0, _without(str(exc), partial))
+    if n < 1:
+        return Recovery(partial, None, 0, _NOTHING_FLUSHED)
+    tmp = partial.with_name(partial.name + ".recovering")
+    try:
+        shutil.copyfile(partial, tmp)
+        _cut(tmp, n)
+        _publish(tmp, target)
+    except EpisodeError as exc:
+        tmp.unlink(missing_ok=True)
+        return Recovery(partial, None, 0, _without(str(exc), tmp))
+    except OSError as exc:  # no space for the copy, a read-only folder
+        tmp.unlink(missing_ok=True)
+        return Recovery(partial, None, 0, f"cannot write the episode ({exc.strerror or exc})")
+    partial.unlink(missing_ok=True)
     return Recovery(partial, target, n, f"recovered {n} steps (up to the last flush)")
+
+
+def _flushed_steps(partial: Path) -> int:
+    """``flushed_steps`` of ``partial`` (below 1: nothing was flushed), read-only, after
+    checking that every dataset is stored in the file with at least that many steps."""
+    f = open_h5(partial, "r")
+    try:
+        with guard(partial, None):
+            fmt = _attr(f, partial, "format", read_attr)
+            n = _attr(f, partial, "flushed_steps", read_json)
+            if fmt != FORMAT_NAME:
+                raise EpisodeError(partial, "format", f"expected {FORMAT_NAME!r}, got {fmt!r:.60}")
+            if not isinstance(n, int) or isinstance(n, bool) or n < -1:
+                raise EpisodeError(
+                    partial, "flushed_steps", f"expected an integer >= -1, got {n!r:.60}"
+                )
+            if n >= 1:
+                _flushed_datasets(f, partial, n)
+            return n
+    finally:
+        f.close()
+
+
+def _attr(f: h5py.File, path: Path, key: str, read: Callable[..., Any]) -> Any:
+    try:
+        return read(f, key, path)
+    except KeyError:
+        raise EpisodeError(path, key, "expected this attribute of a partial episode") from None
+
+
+def _flushed_datasets(f: h5py.File, path: Path, n: int) -> dict[str, h5py.Dataset]:
+    """The datasets of ``f`` once each is known to keep its data in this file, with at least
+    the rows of ``n`` steps, declaring no more than the file stores up to there."""
+    datasets = checked_datasets(f, path, kept_length=n)
+    groups = {name.split("/")[0] for name in datasets}
+    for name in REQUIRED_DATASETS:
+        if name not in groups:
+            raise EpisodeError(path, name, "expected this dataset, it is missing")
+    for name, ds in datasets.items():
+        offset = LENGTH_OFFSETS.get(name.split("/")[0])
+        if offset is not None and (not ds.shape or ds.shape[0] < n + offset):
+            got = ds.shape[0] if ds.shape else "a scalar"
+            raise EpisodeError(
+                path, name, f"expected at least {n + offset} rows (flushed_steps {n}), got {got}"
+            )
+    return datasets
+
+
+def _cut(tmp: Path, n: int) -> None:
+    """Cut ``tmp``, a copy of a checked ``.partial``, to ``n`` steps and mark it recovered
+    (its links are checked again before any dataset is opened)."""
+    f = open_h5(tmp, "r+")
+    try:
+        with guard(tmp, None):
+            datasets = _flushed_datasets(f, tmp, n)
+            for name, ds in datasets.items():
+                offset = LENGTH_OFFSETS.get(name.split("/")[0])
+                if offset is not None:
+                    ds.resize(n + offset, axis=0)
+            rewards = np.asarray(read_rows(datasets["rewards"], slice(None)), dtype=np.float64)
+            _h5.write_attrs(
+                f,
+                {
+                    "length": n,
+                    "total_return": float(np.sum(rewards)),
+                    "terminated": bool(datasets["terminations"][n - 1]),
+                    "truncated": True,
+                    "recovered": True,
+                },
+            )
+            f.flush()
+    finally:
+        f.close()
 
 
 def find_leftovers(folder: str | os.PathLike) -> list[Path]:

@@ -33,6 +33,7 @@ from demostudio.episode import (
 )
 
 from .codec import flatten, info_row, rows, text
+from .minari_check import check_minari_file
 from .minari_store import EPISODE_ATTR, EXTRA_KEY, METADATA_KEY, require_minari
 from .resimulate import Diverged, Resimulation
 
@@ -153,6 +154,7 @@ def _has_image(space: Any) -> bool:
 
 def _source(minari: Any, dataset_id_or_path: str) -> _Source:
     dataset, where = _open(minari, dataset_id_or_path)
+    check_minari_file(dataset)  # before Minari reads an episode or an output folder exists
     obs_space, act_space = _spaces(where, dataset)
     metadata = dataset.storage.metadata
     authors = metadata.get("author") or ()

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
+import re
 import shutil
 import signal
 import struct
@@ -14,7 +16,9 @@ import time
 import zlib
 from pathlib import Path
 
+import h5py
 import numpy as np
+import pytest
 from gymnasium import spaces
 
 from demostudio.cli import main
@@ -272,3 +276,88 @@ def test_hostile_journal_records_never_raise(tmp_path):
         assert isinstance(r.reason, str) and r.steps <= 6
         if r.episode is not None:
             assert validate(r.episode) == []
+
+
+def _cli_recover(path: Path, capsys) -> tuple[int, list[str]]:
+    code = main(["recover", str(path)])
+    captured = capsys.readouterr()
+    return code, (captured.out + captured.err).strip().splitlines()
+
+
+def _hostile_partial(tmp_path: Path, change) -> tuple[Path, dict[Path, bytes]]:
+    """A .partial without a journal (so it is cut back to its last flush) changed by
+    ``change(f, outside)``; plus the bytes of every file, to check that none changed."""
+    partial, journal, saved = _snapshot(tmp_path, 30, flush_interval=0.0)
+    journal.unlink()
+    outside = tmp_path / "outside" / "victim.h5"
+    outside.parent.mkdir()
+    shutil.copyfile(saved, outside)
+    with h5py.File(partial, "r+") as f:
+        change(f, outside)
+    files = [partial, outside]
+    return partial, {p: p.read_bytes() for p in files}
+
+
+def _external_links(f: h5py.File, outside: Path) -> None:
+    for name in ("observations", "frames"):
+        del f[name]
+        f[name] = h5py.ExternalLink(str(outside), "/" + name)
+
+
+def _soft_link(f: h5py.File, outside: Path) -> None:
+    del f["rewards"]
+    f["rewards"] = h5py.SoftLink("/truncations")
+
+
+def _huge(f: h5py.File, outside: Path) -> None:
+    n = 2 * 10**8
+    f.attrs["flushed_steps"] = json.dumps(n)
+    for name in ("observations", "frames", "timestamps"):
+        f[name].resize(n + 1, axis=0)
+    for name in ("actions", "rewards", "terminations", "truncations", "keys", "actors"):
+        f[name].resize(n, axis=0)
+
+
+def _more_than_stored(f: h5py.File, outside: Path) -> None:
+    f.attrs["flushed_steps"] = json.dumps(10**6)
+
+
+def _action_outside_space(f: h5py.File, outside: Path) -> None:
+    f["actions"][2] = 99  # Discrete(4): validate refuses the cut episode
+
+
+@pytest.mark.parametrize(
+    "change, field, expected",
+    [
+        (_external_links, r"(observations|frames)", "external link"),
+        (_soft_link, "rewards", "soft link"),
+        (_huge, r"\w+", "declared without it"),
+        (_more_than_stored, "actions", "expected at least 1000000 rows"),
+        (_action_outside_space, "actions", "would not be valid: .*step 2: expected an action"),
+    ],
+    ids=["external-link", "soft-link", "huge", "more-than-stored", "invalid-once-cut"],
+)
+def test_recover_leaves_a_hostile_partial_untouched(tmp_path, capsys, change, field, expected):
+    """A .partial that links out of the file, declares more than it stores, or would cut to an
+    episode validate refuses: one line naming the file and the field, exit 1, the .partial and
+    the file it points at unchanged, nothing published."""
+    partial, before = _hostile_partial(tmp_path, change)
+    code, lines = _cli_recover(partial, capsys)
+    assert code == 1 and len(lines) == 1, lines
+    assert lines[0].startswith(f"unusable   {partial}  ("), lines
+    assert re.search(rf"\[{field}\]: ", lines[0]) and re.search(expected, lines[0]), lines
+    assert {p: p.read_bytes() for p in before} == before
+    assert sorted(p.name for p in partial.parent.iterdir()) == [partial.name]
+
+
+def test_partial_with_unwritten_capacity_recovers(tmp_path):
+    """Frames the writer reserved but never wrote (its capacity doubles) may declare far more
+    than the file stores: only the rows that are kept count."""
+
+    def reserve(f: h5py.File, outside: Path) -> None:
+        f["frames"].resize(f["frames"].shape[0] + 2000, axis=0)  # 200 MB of unwritten frames
+
+    partial, _ = _hostile_partial(tmp_path, reserve)
+    r = recover_partial(partial)
+    assert r.episode is not None and r.steps > 0, r
+    assert validate(r.episode) == [] and not partial.exists()

@@ -4,15 +4,20 @@
 from __future__ import annotations
 
 import json
+import re
+import shutil
+import tracemalloc
 import warnings
 from pathlib import Path
 
 import gymnasium as gym
+import h5py
 import minari
 import numpy as np
 import pytest
 from minari.data_collector import EpisodeBuffer
 
+from demostudio.cli import main
 from demostudio.episode import EpisodeError, open_episode, verify_episode
 from demostudio.interop.minari import export_minari, import_minari
 
@@ -213,7 +218,7 @@ def test_import_failure_midway_leaves_nothing_and_clashes_are_refused(demos, min
         f["episode_1/rewards"] = np.zeros(2)
     with pytest.raises(EpisodeError, match="expected 3 rows") as err:
         import_minari("rt/twice-v0", tmp_path / "fresh")
-    assert err.value.field == "episode_1/observations"
+    assert err.value.field == "episode_1/observations/direction"  # checked before reading
     assert not (tmp_path / "fresh").exists()
 
 
@@ -279,3 +284,65 @@ def test_import_divergence_mid_episode_drops_frames_of_that_episode_only(minari_
     with open_episode(bad) as ep:
         assert not ep.has_frames and "diverged at step 5 in rewards" in ep.summary.notes
         assert ep.load().rewards[5] == 7.0  # the data is imported as stored
+
+
+def _hostile_dataset(demos, minari_root: Path, change) -> tuple[Path, Path]:
+    """A dataset exported from our episodes, its data file changed by ``change(f, outside)``;
+    and a file outside the dataset that a link may point at."""
+    export_minari(demos["MountainCar-v0"][:2], "bad/hostile-v0")
+    data_file = minari_root / "bad" / "hostile-v0" / "data" / "main_data.hdf5"
+    outside = minari_root.parent / "outside.hdf5"
+    shutil.copyfile(data_file, outside)
+    with h5py.File(data_file, "a") as f:
+        change(f, outside)
+    return data_file, outside
+
+
+def _rewards_external(f, outside: Path) -> None:
+    del f["episode_1/rewards"]
+    f["episode_1/rewards"] = h5py.ExternalLink(str(outside), "/episode_1/rewards")
+
+
+def _actions_soft(f, outside: Path) -> None:
+    del f["episode_0/actions"]
+    f["episode_0/actions"] = h5py.SoftLink("/episode_1/actions")
+
+
+def _observations_huge(f, outside: Path) -> None:
+    del f["episode_0/observations"]
+    f.create_dataset(
+        "episode_0/observations", shape=(3 * 10**7, 2), dtype="f4", chunks=(4096, 2)
+    )  # 240 MB declared, nothing stored
+
+
+@pytest.mark.parametrize(
+    "change, field, expected",
+    [
+        (_rewards_external, "episode_1/rewards", "got an external link to .*outside.hdf5"),
+        (_actions_soft, "episode_0/actions", "got a soft link"),
+        (_observations_huge, "episode_0/observations", r"shape \(30000000, 2\) declared without"),
+    ],
+    ids=["external-link", "soft-link", "huge-declared"],
+)
+def test_import_checks_the_data_file_before_reading_it(
+    demos, minari_root, tmp_path, capsys, change, field, expected
+):
+    """A link out of the data file is refused (never followed) and a declared shape is checked
+    before anything is read: one line naming the file and the field, exit 2, no output folder,
+    nothing allocated for what the file only declares."""
+    data_file, outside = _hostile_dataset(demos, minari_root, change)
+    before = outside.read_bytes()
+    out = tmp_path / "out"
+    tracemalloc.start()
+    try:
+        rc = main(["import", "bad/hostile-v0", "--out", str(out)])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    captured = capsys.readouterr()
+    lines = captured.err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, captured
+    assert lines[0].startswith(f"demostudio: error: {data_file} [{field}]: "), lines
+    assert re.search(expected, lines[0]), lines
+    assert not out.exists() and outside.read_bytes() == before
+    assert peak < 100 * 2**20, peak

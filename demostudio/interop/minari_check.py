@@ -1,0 +1,73 @@
+"""A Minari dataset's HDF5 file read as hostile input, before Minari reads anything in it.
+
+Minari opens ``main_data.hdf5`` with h5py and reads each episode whole, following any link.
+So the file goes first through the checks every episode reader uses
+(:mod:`demostudio.episode.hostile`: a regular file, no external or soft link, data stored in
+this file, nothing declared beyond what it stores), and every episode's datasets must declare
+the rows its ``rewards`` say: T steps, T+1 observations and infos. Arrow datasets (no HDF5)
+are read by Minari as they are."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+import h5py
+
+from demostudio.episode import EpisodeError
+from demostudio.episode.hostile import checked_datasets, guard, open_h5
+
+MAIN_FILE = "main_data.hdf5"
+"""Where Minari's HDF5 storage keeps every episode."""
+_ROWS = {"observations": 1, "actions": 0, "terminations": 0, "truncations": 0, "infos": 1}
+"""Rows of each part of an episode, relative to its number of steps."""
+
+
+def check_minari_file(dataset: Any) -> None:
+    """Raise EpisodeError naming the file and the field unless every episode of ``dataset``
+    (a ``minari.MinariDataset``) can be read without following a link out of the file or
+    reading more than its declared rows."""
+    storage = dataset.storage
+    if getattr(storage, "FORMAT", None) != "hdf5":
+        return
+    check_hdf5_episodes(Path(storage.data_path) / MAIN_FILE, dataset.episode_indices)
+
+
+def check_hdf5_episodes(path: Path, indices: Iterable[int]) -> None:
+    """Check the file at ``path`` and the declared shapes of its episodes ``indices``."""
+    f = open_h5(path, "r")
+    try:
+        with guard(path, None):
+            episodes: dict[str, dict[str, h5py.Dataset]] = {}
+            for name, ds in checked_datasets(f, path, vlen_bytes=True).items():
+                episode, _, part = name.partition("/")
+                episodes.setdefault(episode, {})[part] = ds
+            for i in indices:
+                episode = f"episode_{int(i)}"
+                if episode not in episodes:
+                    raise EpisodeError(
+                        path, episode, "expected this episode (metadata.json counts it), missing"
+                    )
+                _check_rows(path, episode, episodes[episode])
+    finally:
+        f.close()
+
+
+def _check_rows(path: Path, episode: str, parts: dict[str, h5py.Dataset]) -> None:
+    rewards = parts.get("rewards")
+    if rewards is None or len(rewards.shape or ()) != 1:
+        got = "nothing" if rewards is None else f"shape {rewards.shape}"
+        raise EpisodeError(path, f"{episode}/rewards", f"expected one reward per step, got {got}")
+    n = rewards.shape[0]
+    for part, offset in _ROWS.items():
+        names = [name for name in parts if name == part or name.startswith(part + "/")]
+        if not names and part != "infos":
+            raise EpisodeError(path, f"{episode}/{part}", "expected this dataset, it is missing")
+        for name in names:
+            shape = parts[name].shape
+            got = shape[0] if shape else "a scalar"
+            if got != n + offset:
+                raise EpisodeError(
+                    path, f"{episode}/{name}", f"expected {n + offset} rows, got {got}"
+                )
