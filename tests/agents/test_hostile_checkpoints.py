@@ -154,9 +154,54 @@ def test_a_file_that_is_not_a_checkpoint_is_one_line(tmp_path, capsys, write, go
     assert not marker.exists()
 
 
+def test_declared_sizes_are_checked_against_the_stored_weights(tmp_path, capsys):
+    payload = _payload()
+    payload["network_specs"]["main"]["hidden"] = 1_000_000  # 4 TB of encoder weights
+    run, final = _run_dir(tmp_path, payload)
+    line = _error_line(_evaluate(run), capsys)
+    assert f"{final} [networks.main.encoder." in line
+    assert "expected shape (1000000, " in line and "got (8, " in line
+
+
+def test_resume_checks_the_saved_configs_sizes_before_building(tmp_path, capsys):
+    payload = _payload()
+    payload["config"]["lstm"] = 1_000_000  # an LSTM of 16e12 weights
+    run, final = _run_dir(tmp_path, payload)
+    before = final.read_bytes()
+    argv = ["train", "r2d2", "--resume", "--run-dir", str(run), "--total-env-steps", "50"]
+    line = _error_line(argv, capsys)
+    assert f"{final} [networks.main.core." in line and "expected shape (4000000, " in line
+    assert final.read_bytes() == before
+    assert sorted(p.name for p in run.rglob("*")) == ["checkpoints", "final.pt"]
+
+
 def test_counters_must_be_integers(tmp_path, capsys):
     payload = _payload()
     payload["counters"]["env_steps"] = "x"
     run, final = _run_dir(tmp_path, payload)
     line = _error_line(_evaluate(run), capsys)
     assert line.endswith(f"{final} [counters.env_steps]: expected an integer >= 0, got 'x'")
+
+
+def test_env_kwargs_must_be_a_json_object_and_never_choose_the_render_mode(tmp_path, capsys):
+    payload = _payload(env_kwargs='{"render_mode": "human", "max_episode_steps": 50}')
+    run, final = _run_dir(tmp_path, payload)
+    agent = restore_agent(run)
+    assert agent.env_kwargs == {"max_episode_steps": 50}
+    env = agent.make_env()
+    assert env.render_mode is None  # no window in a headless evaluate
+    env.close()
+    payload["config"]["env_kwargs"] = "{not json"
+    save_checkpoint(final, payload)
+    line = _error_line(_evaluate(run), capsys)
+    assert line.endswith(f"{final} [env_kwargs]: expected a JSON object as text, got '{{not json'")
+
+
+@pytest.mark.parametrize("epsilon", ["2", "-0.1", "nan"])
+def test_epsilon_outside_0_1_is_refused(tmp_path, capsys, epsilon):
+    run, _ = _run_dir(tmp_path, _payload())
+    line = _error_line([*_evaluate(run), "--epsilon", epsilon], capsys)
+    assert line.startswith("demostudio: error: --epsilon: expected in [0, 1], got ")
+    argv = ["watch", str(run), "--headless", "--record", str(tmp_path / "rec"), "--epsilon"]
+    assert "--epsilon: expected in [0, 1]" in _error_line([*argv, epsilon], capsys)
+    assert not (tmp_path / "rec").exists()
