@@ -3,6 +3,12 @@ counters and agent state (a plain dict), written atomically (temp file, fsync, r
 kill at any moment leaves the previous file whole); loaded with
 ``torch.load(weights_only=True)`` (nothing is unpickled).
 
+A checkpoint is read as hostile input: only a regular file is opened (a FIFO named
+``final.pt`` would block), only a torch zip archive is handed to torch, its config must name
+a plain Gymnasium id (never ``module:Env``, which gymnasium imports) and its counters must
+be integers, and networks are rebuilt only once their shapes, worked out on torch's meta
+device, match the stored tensors (a spec declaring a width of 10^6 would allocate 160 GB).
+
 ``--resume`` continues from the checkpoint with the most env steps (then updates), not
 from ``final.pt`` by preference: a resumed run killed after its periodic checkpoints
 continues from them. Checkpoints of the previous format (one ``network``/``target`` pair
@@ -11,13 +17,20 @@ of a Q network) are read as the current one.
 
 from __future__ import annotations
 
+import json
+import numbers
 import os
 import re
+import warnings
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import torch
+
+from demostudio.episode.attrs import GYM_ID
+from demostudio.episode.hostile import not_a_regular_file
 
 CHECKPOINT_DIR = "checkpoints"
 FINAL_NAME = "final.pt"
@@ -26,11 +39,13 @@ _PERIODIC = re.compile(r"^step-(\d+)\.pt$")
 
 
 class CheckpointError(ValueError):
-    """A checkpoint that cannot be used, naming the file and what was expected."""
+    """A checkpoint that cannot be used, naming the file (and the field) and what was
+    expected: ``PATH [FIELD]: MESSAGE`` as an episode file's errors."""
 
-    def __init__(self, path: object, message: str):
-        super().__init__(f"{path}: {message}")
+    def __init__(self, path: object, message: str, field: str | None = None):
+        super().__init__(f"{path}" + (f" [{field}]" if field else "") + f": {message}")
         self.path = str(path)
+        self.field = field
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -78,8 +93,12 @@ def prune_checkpoints(run_dir: Path, keep: int) -> None:
 
 def _progress(path: Path) -> tuple[int, int] | None:
     """``(env steps, updates)`` of a checkpoint, or None if it cannot be read."""
+    if not_a_regular_file(path, "a checkpoint") is not None:
+        return None
     try:
-        payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
         counters = payload["counters"]
         return int(counters["env_steps"]), int(counters.get("updates", 0))
     except Exception:  # a damaged or foreign file is not a candidate
@@ -101,7 +120,7 @@ def latest_checkpoint(run_dir: Path) -> Path | None:
         if best_key is None or key > best_key:
             best, best_key = p, key
     if best is None and found:
-        return max(found, key=lambda p: p.stat().st_mtime)
+        return max(found, key=lambda p: p.lstat().st_mtime)  # a dangling link too
     return best
 
 
@@ -126,8 +145,11 @@ def load_replays(run_dir: Path) -> tuple[int, dict[str, dict[str, np.ndarray]]] 
     """``(env_steps, {buffer name: arrays})`` from ``checkpoints/replay.npz``, or None when
     there is none. Read with ``allow_pickle=False``."""
     path = replay_path(run_dir)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return None
+    problem = not_a_regular_file(path, "a DemoStudio replay file")
+    if problem is not None:
+        raise CheckpointError(path, problem)
     try:
         with np.load(path, allow_pickle=False) as z:
             arrays = {k: z[k] for k in z.files}
@@ -183,7 +205,7 @@ def load_checkpoint(
 ) -> dict[str, Any]:
     """Load a checkpoint file, or the latest one of a run folder."""
     p = Path(path)
-    if p.is_dir():
+    if p.is_dir() and p.suffix != ".pt":  # a folder named *.pt is refused below
         found = latest_checkpoint(p)
         if found is None:
             raise CheckpointError(
@@ -191,14 +213,10 @@ def load_checkpoint(
                 f"expected a checkpoint file or a run folder with {CHECKPOINT_DIR}/*.pt, got none",
             )
         p = found
-    if not p.exists():
-        raise CheckpointError(p, "expected a checkpoint file, got no such file")
-    try:
-        payload = torch.load(p, map_location=map_location, weights_only=True)
-    except Exception as exc:  # torch raises several types for foreign or damaged files
-        raise CheckpointError(
-            p, f"expected a DemoStudio checkpoint, got an unreadable file ({exc})"
-        ) from None
+    problem = not_a_regular_file(p, "a checkpoint file")
+    if problem is not None:
+        raise CheckpointError(p, problem)
+    payload = _torch_load(p, map_location)
     if not isinstance(payload, dict) or any(k not in payload for k in REQUIRED_KEYS):
         missing = [k for k in REQUIRED_KEYS if not isinstance(payload, dict) or k not in payload]
         raise CheckpointError(
@@ -218,13 +236,95 @@ def load_checkpoint(
             raise CheckpointError(
                 p, f"{key}: expected a dict, got {type(payload.get(key)).__name__}"
             )
+    _check_values(p, payload)
     payload["path"] = str(p)
     return payload
+
+
+EXPECTED = "a DemoStudio checkpoint (a torch.save archive of weights-only tensors)"
+_ZIP_MAGIC = b"PK\x03\x04"
+_GLOBAL = re.compile(r"GLOBAL (\S+)")
+
+
+def _torch_load(p: Path, map_location: str | torch.device) -> Any:
+    """``torch.load(weights_only=True)`` of a torch zip archive; one CheckpointError line
+    (never torch's advice to load with ``weights_only=False``, nor its warnings) else."""
+    with open(p, "rb") as f:
+        magic = f.read(len(_ZIP_MAGIC))
+    if magic != _ZIP_MAGIC:
+        raise CheckpointError(p, f"expected {EXPECTED}, got an unreadable file: not a zip archive")
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # torch warns of pickle protocols before refusing
+            return torch.load(p, map_location=map_location, weights_only=True)
+    except Exception as exc:  # torch raises several types for foreign or damaged files
+        named = _GLOBAL.search(str(exc))
+        why = (
+            f"it names code to run ({named.group(1)}), refused"
+            if named
+            else "a damaged archive or one holding more than tensors"
+        )
+        raise CheckpointError(p, f"expected {EXPECTED}, got an unreadable file: {why}") from None
+
+
+def _check_values(p: Path, payload: dict[str, Any]) -> None:
+    """The config's env id and env kwargs, and the counters, as a run writes them."""
+    cfg = payload["config"]
+    env = cfg.get("env")
+    if not GYM_ID.check(env):
+        raise CheckpointError(p, f"expected {GYM_ID.name}, got {env!r:.200}", field="env")
+    kwargs = cfg.get("env_kwargs") or "{}"
+    try:
+        ok = isinstance(kwargs, str) and isinstance(json.loads(kwargs), dict)
+    except ValueError:
+        ok = False
+    if not ok:
+        raise CheckpointError(
+            p, f"expected a JSON object as text, got {kwargs!r:.200}", field="env_kwargs"
+        )
+    for key, value in payload["counters"].items():
+        if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:
+            raise CheckpointError(
+                p, f"expected an integer >= 0, got {value!r:.200}", field=f"counters.{key}"
+            )
+
+
+def build_checked(
+    path: object,
+    build: Callable[[], Mapping[str, torch.nn.Module]],
+    stored: Mapping[str, Any],
+) -> Mapping[str, torch.nn.Module]:
+    """``build()``'s networks, once the same build on torch's meta device (which allocates
+    nothing) has every parameter and buffer of the shape of its tensor in ``stored`` (a
+    checkpoint's ``networks``): a spec or config declaring sizes its weights do not have
+    (a hidden width of 10^6 asks for 160 GB) is refused before anything is allocated."""
+    with torch.device("meta"):
+        meta = build()
+    for name, net in meta.items():
+        saved = stored.get(name)
+        if not isinstance(saved, Mapping):
+            raise CheckpointError(
+                path, "expected the network's weights, got none", f"networks.{name}"
+            )
+        for key, want in net.state_dict().items():
+            got = saved.get(key)
+            field = f"networks.{name}.{key}"
+            if not isinstance(got, torch.Tensor):
+                raise CheckpointError(path, f"expected a tensor, got {type(got).__name__}", field)
+            if tuple(got.shape) != tuple(want.shape):
+                raise CheckpointError(
+                    path,
+                    f"expected shape {tuple(want.shape)} (from the spec and config), "
+                    f"got {tuple(got.shape)}",
+                    field,
+                )
+    return build()
 
 
 __all__ = [
     "CheckpointError",
     "atomic_write",
+    "build_checked",
     "latest_checkpoint",
     "load_checkpoint",
     "load_replays",

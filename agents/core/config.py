@@ -72,7 +72,8 @@ class RunConfig(ConfigGroup):
     env: str | None = None
     """Gymnasium env id to train on (required unless every demo was recorded on one env)."""
     env_kwargs: str = "{}"
-    """Extra gymnasium.make keyword arguments as JSON, e.g. '{"max_episode_steps": 500}'."""
+    """Extra gymnasium.make keyword arguments as JSON, e.g. '{"max_episode_steps": 500}'
+    (a render_mode among them is left out: each command chooses its own)."""
     seed: int = 0
     """Seed for envs, sampling, exploration, network init and evaluation episodes."""
     fixed_layout: bool = False
@@ -105,12 +106,17 @@ class RunConfig(ConfigGroup):
             raise ValueError(f"--env-kwargs: expected a JSON object, got {self.env_kwargs!r}")
 
     def make_kwargs(self) -> dict[str, Any]:
+        """The kwargs without ``render_mode``: how an env renders is the command's to say
+        (none in training and evaluate, a window in watch), never a saved config's."""
         try:
-            return json.loads(self.env_kwargs or "{}")
+            kwargs = json.loads(self.env_kwargs or "{}")
         except json.JSONDecodeError as exc:
             raise ValueError(
                 f"--env-kwargs: expected JSON, got {self.env_kwargs!r} ({exc})"
             ) from None
+        if isinstance(kwargs, dict):
+            kwargs.pop("render_mode", None)
+        return kwargs
 
 
 @dataclass

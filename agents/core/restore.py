@@ -4,7 +4,6 @@ registered agent is rebuilt from the file alone."""
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
@@ -13,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agents.core.checkpoint import CheckpointError, load_checkpoint
+from agents.core.checkpoint import CheckpointError, build_checked, load_checkpoint
 from agents.core.config import config_from_dict
 from agents.core.controller import AgentController
 from agents.core.networks import NetworkSpec, RecurrentNetwork
@@ -49,10 +48,13 @@ def restore_agent(
         agent = agent_cls(config_from_dict(agent_cls.config_cls, payload["config"]))
         acting = str(payload.get("acting_network", agent.acting_network))
         spec = NetworkSpec.from_json(payload["network_specs"][acting])
-        net = RecurrentNetwork(spec)
+        nets = build_checked(where, lambda: {acting: RecurrentNetwork(spec)}, payload["networks"])
+        net = nets[acting]
         net.load_state_dict(payload["networks"][acting])
-        env_kwargs = json.loads(payload["config"].get("env_kwargs") or "{}")
+        env_kwargs = agent.cfg.make_kwargs()
         env_id = str(payload["config"]["env"])
+    except CheckpointError:
+        raise
     except (KeyError, RuntimeError, TypeError, ValueError) as exc:
         raise CheckpointError(
             where, f"expected network weights matching its spec and config, got {exc}"

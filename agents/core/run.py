@@ -27,6 +27,7 @@ from agents.core.actor import ActorPool, ActorSpec, make_vector_actor
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.checkpoint import (
     CheckpointError,
+    build_checked,
     latest_checkpoint,
     load_checkpoint,
     load_replays,
@@ -310,7 +311,11 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         )
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     agent.configure(info)
-    networks = agent.build_networks(info)
+    if payload is None:
+        networks = agent.build_networks(info)
+    else:  # shapes checked against the saved weights before anything is allocated
+        networks = dict(build_checked(payload["path"], lambda: agent.build_networks(info),
+                                      payload["networks"]))  # fmt: skip
     learner = Learner(
         networks, cfg, device, agent.loss(), agent.target_rules(), agent.param_groups(networks)
     )

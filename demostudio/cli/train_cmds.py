@@ -99,6 +99,11 @@ class EvaluateConfig:
     """Torch device."""
 
 
+def _check_epsilon(epsilon: float) -> None:
+    if not 0.0 <= epsilon <= 1.0:
+        raise CommandError(f"--epsilon: expected in [0, 1], got {epsilon}")
+
+
 def _restore(checkpoint: Path, device: str, epsilon: float, seed: int):
     from agents.core.checkpoint import CheckpointError
     from agents.core.restore import restore_agent
@@ -114,6 +119,7 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(EvaluateConfig, args)
     if cfg.episodes < 1:
         raise CommandError(f"--episodes: expected >= 1, got {cfg.episodes}")
+    _check_epsilon(cfg.epsilon)
     from agents.core.evaluate import run_episodes
 
     agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed)
@@ -192,6 +198,7 @@ def cmd_watch(args: argparse.Namespace) -> int:
         raise CommandError(f"--episodes: expected >= 1, got {cfg.episodes}")
     if cfg.fps is not None and not cfg.fps > 0:
         raise CommandError(f"--fps: expected a number > 0, got {cfg.fps}")
+    _check_epsilon(cfg.epsilon)
     if cfg.headless:
         from demostudio.episode import read_summary
 

@@ -288,20 +288,31 @@ def guard(path: Path, field: str | None) -> Iterator[None]:
         raise EpisodeError(path, field, damaged(exc)) from None
 
 
-def open_h5(path: Path, mode: str) -> h5py.File:
-    """The HDF5 file at ``path``, once it is known to be a regular file HDF5 can read."""
+def not_a_regular_file(path: Path, expected: str) -> str | None:
+    """Why ``path`` cannot be read as ``expected`` ("an episode file") without opening it, or
+    None when it is a regular file: opening a FIFO blocks until a writer comes, a device
+    never ends, so every file is looked at with ``stat`` first. A link is followed only to
+    see what it names."""
     try:
         st = path.stat()
     except FileNotFoundError:
-        raise EpisodeError(path, None, "no such file") from None
+        if path.is_symlink():
+            return f"no such file (a link to {os.readlink(path)!r:.200}, which does not exist)"
+        return "no such file"
     except OSError as exc:
-        raise EpisodeError(path, None, f"cannot read it ({exc.strerror})") from None
+        return f"cannot read it ({exc.strerror})"
     if stat.S_ISDIR(st.st_mode):
-        raise EpisodeError(path, None, "expected an episode file, got a folder")
+        return f"expected {expected}, got a folder"
     if not stat.S_ISREG(st.st_mode):
-        raise EpisodeError(
-            path, None, "expected an episode file, got a special file (FIFO, device)"
-        )
+        return f"expected {expected}, got a special file (FIFO, device)"
+    return None
+
+
+def open_h5(path: Path, mode: str) -> h5py.File:
+    """The HDF5 file at ``path``, once it is known to be a regular file HDF5 can read."""
+    problem = not_a_regular_file(path, "an episode file")
+    if problem is not None:
+        raise EpisodeError(path, None, problem)
     try:
         heap = looping_global_heap(path)
     except OSError as exc:

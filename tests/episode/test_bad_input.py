@@ -143,6 +143,17 @@ def test_missing_path_is_a_clear_error(tmp_path, capsys):
     assert "nope: no such episode file or folder" in capsys.readouterr().err
 
 
+def test_a_dangling_link_is_named_as_one(tmp_path, capsys):
+    link = tmp_path / "gone.h5"
+    link.symlink_to(tmp_path / "elsewhere.h5")
+    assert main(["info", str(link)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"demostudio: error: {link}: no such file "
+        f"(a link to '{tmp_path / 'elsewhere.h5'}', which does not exist)"
+    )
+
+
 def test_info_on_a_folder_and_recover_of_a_missing_path(tmp_path, capsys):
     assert main(["info", str(tmp_path)]) == 2
     err = capsys.readouterr().err

@@ -1,0 +1,207 @@
+"""Run folders and checkpoints read as hostile input by ``evaluate``, ``watch`` and
+``train --resume``: a special file is never opened, a file that is not a weights-only torch
+archive is one line (no torch warning, no advice to unpickle), a config naming a module is
+refused before anything is imported, declared network sizes are checked against the stored
+weights before anything is allocated, and counters and --epsilon are checked."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+
+from agents.core.agent import EnvInfo
+from agents.core.checkpoint import CheckpointError, latest_checkpoint, load_replays, save_checkpoint
+from agents.core.config import config_to_dict
+from agents.core.networks import RecurrentNetwork
+from agents.core.preprocess import make_preprocessor
+from agents.core.restore import restore_agent
+from agents.r2d2 import R2D2, R2D2Config
+from demostudio.cli import main
+from demostudio.episode import make_env
+
+pytestmark = pytest.mark.timeout(60)  # a FIFO opened by mistake blocks: fail, do not hang
+
+
+def _payload(**config) -> dict:
+    cfg = R2D2Config(env="CartPole-v1", hidden=8, lstm=8, progress=False, tensorboard=False,
+                     device="cpu", **config)  # fmt: skip
+    agent = R2D2(cfg)
+    env = make_env("CartPole-v1")
+    specs = agent.network_specs(
+        EnvInfo("CartPole-v1", env, make_preprocessor(env.observation_space))
+    )
+    nets = {k: RecurrentNetwork(s) for k, s in specs.items()}
+    return {
+        "algo": "r2d2",
+        "config": config_to_dict(cfg),
+        "counters": {"env_steps": 7, "updates": 1, "episodes": 0},
+        "network_specs": {k: s.to_json() for k, s in specs.items()},
+        "networks": {k: n.state_dict() for k, n in nets.items()},
+    }
+
+
+def _run_dir(tmp_path: Path, payload: dict | None = None) -> tuple[Path, Path]:
+    run = tmp_path / "run"
+    final = run / "checkpoints" / "final.pt"
+    final.parent.mkdir(parents=True)
+    if payload is not None:
+        save_checkpoint(final, payload)
+    return run, final
+
+
+def _error_line(argv: list[str], capsys) -> str:
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    lines = [line for line in captured.err.splitlines() if line.strip()]
+    assert len(lines) == 1 and lines[0].startswith("demostudio: error: "), lines
+    assert "Traceback" not in captured.out + captured.err
+    return lines[0]
+
+
+def _evaluate(run: Path) -> list[str]:
+    return ["evaluate", str(run), "--episodes", "1", "--device", "cpu"]
+
+
+def test_a_module_env_id_is_refused_before_anything_is_imported(tmp_path, capsys, monkeypatch):
+    marker = tmp_path / "imported"
+    (tmp_path / "evil_env_mod.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    payload = _payload()
+    payload["config"]["env"] = "evil_env_mod:Zen-v0"
+    run, final = _run_dir(tmp_path, payload)
+    line = _error_line(_evaluate(run), capsys)
+    assert f"{final} [env]: expected a Gymnasium id" in line
+    assert "no module:Env form" in line and "'evil_env_mod:Zen-v0'" in line
+    assert not marker.exists()
+    with pytest.raises(CheckpointError) as err:  # resume reads the same checkpoint
+        restore_agent(run)
+    assert err.value.field == "env"
+    assert not marker.exists()
+
+
+def _fifo(path: Path) -> None:
+    os.mkfifo(path)
+
+
+@pytest.mark.parametrize(
+    "make, got",
+    [
+        (_fifo, "expected a checkpoint file, got a special file (FIFO, device)"),
+        (lambda p: p.symlink_to("/dev/zero"), "expected a checkpoint file, got a special file"),
+        (lambda p: p.mkdir(), "expected a checkpoint file, got a folder"),
+        (lambda p: p.symlink_to("/nonexistent/x.pt"), "no such file (a link to '/nonexistent"),
+    ],
+    ids=["fifo", "dev-zero", "folder", "dangling-link"],
+)
+def test_a_special_final_pt_is_one_line_for_evaluate_and_resume(tmp_path, capsys, make, got):
+    run, final = _run_dir(tmp_path)
+    make(final)
+    assert f"{final}: {got}" in _error_line(_evaluate(run), capsys)
+    argv = ["train", "r2d2", "--resume", "--run-dir", str(run), "--env", "CartPole-v1"]
+    assert f"{final}: {got}" in _error_line(argv, capsys)
+    assert sorted(p.name for p in run.rglob("*")) == ["checkpoints", "final.pt"]
+
+
+def test_a_fifo_among_the_checkpoints_is_passed_over(tmp_path):
+    run, final = _run_dir(tmp_path, _payload())
+    os.mkfifo(final.with_name("step-0000009999.pt"))
+    assert latest_checkpoint(run) == final
+    assert restore_agent(run).path == str(final)
+    os.mkfifo(final.with_name("replay.npz"))
+    with pytest.raises(CheckpointError, match=r"replay\.npz: expected .* special file"):
+        load_replays(run)
+
+
+class _RunsCode:
+    def __init__(self, marker: Path):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def _truncated(p: Path) -> None:
+    save_checkpoint(p, _payload())
+    p.write_bytes(p.read_bytes()[:5000])
+
+
+@pytest.mark.parametrize(
+    "write, got",
+    [
+        (lambda p, m: p.write_bytes(b"\x00garbage" * 100), "not a zip archive"),
+        (lambda p, m: p.write_bytes(pickle.dumps({"x": _RunsCode(m)})), "not a zip archive"),
+        (lambda p, m: torch.save({"algo": "bc", "x": _RunsCode(m)}, p), "names code to run"),
+        (lambda p, m: _truncated(p), "a damaged archive"),
+    ],
+    ids=["garbage", "pickle", "pickle-in-zip", "truncated"],
+)
+def test_a_file_that_is_not_a_checkpoint_is_one_line(tmp_path, capsys, write, got):
+    run, final = _run_dir(tmp_path)
+    marker = tmp_path / "ran"
+    write(final, marker)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        line = _error_line(_evaluate(run), capsys)
+    assert caught == []  # torch warns of pickle protocols before refusing
+    assert line.startswith(f"demostudio: error: {final}: expected a DemoStudio checkpoint")
+    assert "weights-only tensors" in line and got in line
+    assert "weights_only" not in line and "Warning" not in line
+    assert not marker.exists()
+
+
+def test_declared_sizes_are_checked_against_the_stored_weights(tmp_path, capsys):
+    payload = _payload()
+    payload["network_specs"]["main"]["hidden"] = 1_000_000  # 4 TB of encoder weights
+    run, final = _run_dir(tmp_path, payload)
+    line = _error_line(_evaluate(run), capsys)
+    assert f"{final} [networks.main.encoder." in line
+    assert "expected shape (1000000, " in line and "got (8, " in line
+
+
+def test_resume_checks_the_saved_configs_sizes_before_building(tmp_path, capsys):
+    payload = _payload()
+    payload["config"]["lstm"] = 1_000_000  # an LSTM of 16e12 weights
+    run, final = _run_dir(tmp_path, payload)
+    before = final.read_bytes()
+    argv = ["train", "r2d2", "--resume", "--run-dir", str(run), "--total-env-steps", "50"]
+    line = _error_line(argv, capsys)
+    assert f"{final} [networks.main.core." in line and "expected shape (4000000, " in line
+    assert final.read_bytes() == before
+    assert sorted(p.name for p in run.rglob("*")) == ["checkpoints", "final.pt"]
+
+
+def test_counters_must_be_integers(tmp_path, capsys):
+    payload = _payload()
+    payload["counters"]["env_steps"] = "x"
+    run, final = _run_dir(tmp_path, payload)
+    line = _error_line(_evaluate(run), capsys)
+    assert line.endswith(f"{final} [counters.env_steps]: expected an integer >= 0, got 'x'")
+
+
+def test_env_kwargs_must_be_a_json_object_and_never_choose_the_render_mode(tmp_path, capsys):
+    payload = _payload(env_kwargs='{"render_mode": "human", "max_episode_steps": 50}')
+    run, final = _run_dir(tmp_path, payload)
+    agent = restore_agent(run)
+    assert agent.env_kwargs == {"max_episode_steps": 50}
+    env = agent.make_env()
+    assert env.render_mode is None  # no window in a headless evaluate
+    env.close()
+    payload["config"]["env_kwargs"] = "{not json"
+    save_checkpoint(final, payload)
+    line = _error_line(_evaluate(run), capsys)
+    assert line.endswith(f"{final} [env_kwargs]: expected a JSON object as text, got '{{not json'")
+
+
+@pytest.mark.parametrize("epsilon", ["2", "-0.1", "nan"])
+def test_epsilon_outside_0_1_is_refused(tmp_path, capsys, epsilon):
+    run, _ = _run_dir(tmp_path, _payload())
+    line = _error_line([*_evaluate(run), "--epsilon", epsilon], capsys)
+    assert line.startswith("demostudio: error: --epsilon: expected in [0, 1], got ")
+    argv = ["watch", str(run), "--headless", "--record", str(tmp_path / "rec"), "--epsilon"]
+    assert "--epsilon: expected in [0, 1]" in _error_line([*argv, epsilon], capsys)
+    assert not (tmp_path / "rec").exists()
