@@ -259,6 +259,8 @@ _DATASET_KINDS = {
     "timestamps": ("float", "int"),
     "keys": ("text",),
 }
+# The datasets that hold one value per row (shape (N,)); so do those under ``info_present/``.
+_ONE_VALUE = ("rewards", "terminations", "truncations", "timestamps", "keys", "actors")
 MAX_FRAME_SIDE = 16384
 
 
@@ -327,6 +329,8 @@ def check_declared(
         if d.shape[:1] != (n + offset,):
             got = d.shape[0] if d.shape else "a scalar"
             raise EpisodeError(path, name, f"expected length {n + offset} (T = {n}), got {got}")
+        if d.ndim != 1 and (name in _ONE_VALUE or name.startswith("info_present/")):
+            raise EpisodeError(path, name, f"expected shape ({n + offset},), got {d.shape}")
         wanted = _DATASET_KINDS.get(name)
         if wanted and _kind(d.dtype) not in wanted:
             raise EpisodeError(path, name, f"expected {' or '.join(wanted)} values, got {d.dtype}")
@@ -355,11 +359,11 @@ def check_declared(
         frames.ndim != 4
         or frames.shape[3] != 3
         or frames.dtype != np.uint8
-        or max(frames.shape[1:3]) > MAX_FRAME_SIDE
+        or not 1 <= min(frames.shape[1:3]) <= max(frames.shape[1:3]) <= MAX_FRAME_SIDE
     ):
         raise EpisodeError(
             path,
             "frames",
-            f"expected (T+1, H, W, 3) uint8 with sides <= {MAX_FRAME_SIDE}, "
+            f"expected (T+1, H, W, 3) uint8 with sides from 1 to {MAX_FRAME_SIDE}, "
             f"got {frames.shape} {frames.dtype}",
         )

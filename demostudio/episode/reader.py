@@ -4,6 +4,7 @@ arrays for training."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -27,7 +28,12 @@ from .schema import (
     EpisodeError,
     SchemaVersionError,
 )
-from .spaces import first_outside, leaves, space_from_json, unflatten_batch
+from .spaces import first_outside, index_path, leaves, space_from_json, unflatten_batch
+
+FINITE = ("rewards", "timestamps")
+"""Datasets that hold finite numbers only (so do the float leaves of observations and actions)."""
+BLOCK_BYTES = 16 * 1024 * 1024
+"""Most bytes read at once when a whole dataset is checked."""
 
 
 @dataclass(frozen=True)
@@ -267,6 +273,9 @@ class EpisodeFile:
             name = "/".join((group, *leaf.path))
             with guard(self.path, name):
                 value = read_rows(self._datasets[name], index)
+                batch = isinstance(index, slice)
+                first = (index.start or 0) if batch else int(index)
+                _check_finite(self.path, name, value, first, batch)
                 if leaf.is_text:
                     value = (
                         value.decode("utf-8")
@@ -342,7 +351,27 @@ class EpisodeFile:
 
     def _whole(self, name: str) -> np.ndarray:
         with guard(self.path, name):
-            return read_rows(self._datasets[name], slice(None))
+            values = read_rows(self._datasets[name], slice(None))
+        if name in FINITE:
+            _check_finite(self.path, name, values, 0)
+        return values
+
+    def check_finite(self) -> None:
+        """EpisodeError naming the first dataset (and row) of rewards, timestamps and float
+        observations that holds NaN or infinity; observations are read a block of rows at a
+        time. (Actions are checked whenever they are read.)"""
+        for name in FINITE:
+            self._whole(name)
+        for leaf in leaves(self.summary.observation_space):
+            name = "/".join(("observations", *leaf.path))
+            ds = self._datasets[name]
+            if ds.dtype.kind != "f":
+                continue
+            step = max(1, BLOCK_BYTES // max(1, ds.dtype.itemsize * math.prod(ds.shape[1:])))
+            for first in range(0, ds.shape[0], step):
+                with guard(self.path, name):
+                    rows = read_rows(ds, slice(first, first + step))
+                _check_finite(self.path, name, rows, first)
 
     def scalars(self) -> StepScalars:
         """Rewards, terminations and truncations of every step (no observations read)."""
@@ -365,7 +394,7 @@ class EpisodeFile:
                 "/".join(("actions", *leaf)),
                 f"step {step}: expected an action in {expected}, got {got}",
             )
-        return actions
+        return _widened(space, actions)
 
     def keys(self) -> list[list[str]]:
         """The key names held at each step (empty lists when not recorded)."""
@@ -376,10 +405,12 @@ class EpisodeFile:
 
     def check_data(self) -> None:
         """Read the small per-step datasets and check their values (actions inside the
-        action space, keys as JSON lists): EpisodeError naming the first problem. Observations
-        and frames are not read."""
+        action space, keys as JSON lists, finite rewards, timestamps and float observations):
+        EpisodeError naming the first problem. Frames and whole-number observations (images)
+        are not read."""
         self.actions()
         self.keys()
+        self.check_finite()
 
     def load(self, frames: bool = False) -> EpisodeData:
         """Every array of the episode (frames only when asked: they are the bulk). Actions are
@@ -420,6 +451,37 @@ class EpisodeFile:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+def _check_finite(path: Path, name: str, values: Any, first: int, batch: bool = True) -> None:
+    """EpisodeError naming ``name`` and the row when float ``values`` hold NaN or infinity
+    (``values``: rows from ``first`` on, or with ``batch`` false the one row ``first``)."""
+    values = np.asarray(values)
+    if values.dtype.kind != "f":
+        return
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    if batch:
+        first += int(np.argmax(bad.reshape(bad.shape[0], -1).any(axis=1)))
+    raise EpisodeError(path, name, f"row {first}: expected finite numbers, got {values[bad][0]}")
+
+
+def _widened(space: gym_spaces.Space, values: Any) -> Any:
+    """``values`` ([T, ...] per leaf) with each whole-number leaf in the space's own dtype
+    when that holds every value of the stored one (uint8 actions become int64, so an env's
+    ``action - 1`` cannot wrap around)."""
+    arrays = {}
+    for leaf in leaves(space):
+        arr = index_path(values, leaf.path)
+        if (
+            not leaf.is_text
+            and arr.dtype.kind in "biu"
+            and np.can_cast(arr.dtype, np.dtype(leaf.dtype), "safe")
+        ):
+            arr = arr.astype(leaf.dtype)
+        arrays[leaf.path] = arr
+    return unflatten_batch(space, arrays)
 
 
 def _walk(group: h5py.Group, prefix: str = "") -> Iterator[tuple[str, h5py.Dataset]]:
