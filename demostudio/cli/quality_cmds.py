@@ -79,6 +79,7 @@ def _histogram_text(actions: dict[str, int] | None) -> str:
 def cmd_quality(args: argparse.Namespace) -> int:
     from demostudio.cli import CommandError
     from demostudio.cli.library_cmds import format_table
+    from demostudio.episode.attrs import printable
     from demostudio.episode.quality import assess
 
     cfg = dataclass_from_args(QualityConfig, args)
@@ -139,9 +140,9 @@ def cmd_quality(args: argparse.Namespace) -> int:
     print(f"{len(flagged)} of {len(items)} episode(s) flagged:")
     for q in flagged:
         for f in q.flags:
-            print(f"  {q.path}: {f.kind}: {f.detail}")
+            print(printable(f"  {q.path}: {f.kind}: {f.detail}"))
             if f.command:
-                print(f"    {f.command}")
+                print(printable(f"    {f.command}"))
     return unreadable
 
 

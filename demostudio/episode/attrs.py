@@ -118,6 +118,18 @@ ATTR_TYPES: dict[str, tuple[_Kind, bool]] = {
     "notes": (TEXT, False),
 }
 
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+"""C0 and C1 control characters, bidi marks, embeddings, overrides and isolates, and the line
+and paragraph separators: text that moves a terminal's cursor, clears it, fakes a line or
+reverses what follows it."""
+
+
+def printable(text: str) -> str:
+    """``text`` with every :data:`CONTROL` character escaped as Python's repr writes it
+    (``\\x1b``, ``\\n``, ``\\u202e``), for showing text from a file on a terminal."""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
+
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKET = re.compile(r"[\[\]{}]")
 

@@ -12,6 +12,7 @@ their size bounded. Every failure is one :class:`EpisodeError` naming the file a
 
 from __future__ import annotations
 
+import errno
 import math
 import mmap
 import os
@@ -280,8 +281,16 @@ def open_h5(path: Path, mode: str) -> h5py.File:
     try:
         st = path.stat()
     except FileNotFoundError:
+        if path.is_symlink():
+            raise EpisodeError(
+                path, None, "expected an episode file, got a link to a missing file"
+            ) from None
         raise EpisodeError(path, None, "no such file") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise EpisodeError(
+                path, None, "expected an episode file, got a link loop (it leads back to itself)"
+            ) from None
         raise EpisodeError(path, None, f"cannot read it ({exc.strerror})") from None
     if stat.S_ISDIR(st.st_mode):
         raise EpisodeError(path, None, "expected an episode file, got a folder")

@@ -17,7 +17,7 @@ from gymnasium import spaces as gym_spaces
 
 from . import _h5
 from .actors import Actors, actor_stats, read_actors
-from .attrs import MAX_JSON_DEPTH, json_depth, read_attr, read_attrs
+from .attrs import CONTROL, MAX_JSON_DEPTH, json_depth, read_attr, read_attrs
 from .hostile import check_declared, checked_datasets, guard, open_h5, read_rows
 from .schema import (
     FORMAT_NAME,
@@ -533,16 +533,18 @@ def find_episodes(
 ) -> list[Path]:
     """Episode files (``*.h5``) in the given files and folders, sorted by path.
 
-    A folder is searched recursively; ``.partial`` files are never included. A path that does
-    not exist raises FileNotFoundError naming it."""
+    A folder is searched recursively; ``.partial`` files are never included. Every name that
+    is not a folder is included, a FIFO, a device or a link to nowhere too, so that opening
+    it reports what it is (:func:`~demostudio.episode.hostile.open_h5`) rather than it
+    vanishing from a listing. A path that does not exist raises FileNotFoundError naming it."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
             pattern = f"**/*{SUFFIX}" if recursive else f"*{SUFFIX}"
-            out.extend(q for q in p.glob(pattern) if q.is_file())
-        elif p.is_file():
+            out.extend(q for q in p.glob(pattern) if not q.is_dir())
+        elif os.path.lexists(p):
             out.append(p)
         else:
             raise FileNotFoundError(f"{p}: no such episode file or folder")
@@ -556,10 +558,17 @@ def find_partials(folder: str | os.PathLike) -> list[Path]:
 def update_metadata(
     path: str | os.PathLike, *, tags: list[str] | None = None, notes: str | None = None
 ) -> None:
-    """Change an episode's tags and notes in place (the only metadata that is editable)."""
+    """Change an episode's tags and notes in place (the only metadata that is editable).
+    A tag with a control character (an escape sequence, a newline, a bidi override) is
+    refused: EpisodeError naming ``tags``, nothing written."""
     with EpisodeFile(path, mode="r+") as ep:
         if tags is not None:
             clean = sorted({str(t).strip() for t in tags if str(t).strip()})
+            for tag in clean:
+                if CONTROL.search(tag):
+                    raise EpisodeError(
+                        path, "tags", f"expected tags without control characters, got {tag!r}"
+                    )
             _h5.write_attrs(ep.h5, {"tags": clean})
         if notes is not None:
             _h5.write_attrs(ep.h5, {"notes": str(notes)})

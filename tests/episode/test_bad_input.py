@@ -4,6 +4,7 @@ still lists, validates and loads."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -150,3 +151,37 @@ def test_info_on_a_folder_and_recover_of_a_missing_path(tmp_path, capsys):
     assert main(["recover", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert "nope: no such .partial file or folder" in err and "crashed" not in err
+
+
+SPECIAL_FILES = {
+    "a link to /dev/zero": (lambda p: p.symlink_to("/dev/zero"), "got a special file"),
+    "a FIFO": (lambda p: os.mkfifo(p), "got a special file"),
+    "a link to itself": (lambda p: p.symlink_to(p), "got a link loop"),
+    "a link to nothing": (
+        lambda p: p.symlink_to(p.with_name("gone.h5")),
+        "got a link to a missing file",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SPECIAL_FILES))
+def test_special_files_are_named_as_such_by_every_command(tmp_path, good_episodes, case, capsys):
+    """validate, ls, verify and quality said "no such episode file or folder" for these
+    (info and trim already said "special file"); given alone or in a folder, each is now
+    that file's one line and the good files beside it still list."""
+    make, words = SPECIAL_FILES[case]
+    folder, bad = _folder_with(tmp_path, good_episodes, lambda bad, good: make(bad))
+    for argv in (["validate", str(bad)], ["quality", str(bad), "--no-progress"]):
+        assert main(argv) == 1
+        out = capsys.readouterr().out
+        assert f"{bad}: expected an episode file, {words}" in out
+    assert main(["verify", "-q", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"demostudio: error: {bad}: expected an episode file, {words}")
+    assert len(err.splitlines()) == 1
+    for target in (bad, folder):
+        assert main(["ls", str(target)]) == 0
+        rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith(str(bad))]
+        assert len(rows) == 1 and "BAD FILE" in rows[0] and words in rows[0]
+    assert main(["validate", str(folder)]) == 1
+    assert "2 valid, 1 invalid" in capsys.readouterr().out
