@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import warnings
 from pathlib import Path
 
 import h5py
@@ -185,3 +186,42 @@ def test_special_files_are_named_as_such_by_every_command(tmp_path, good_episode
         assert len(rows) == 1 and "BAD FILE" in rows[0] and words in rows[0]
     assert main(["validate", str(folder)]) == 1
     assert "2 valid, 1 invalid" in capsys.readouterr().out
+
+
+def test_verify_names_env_kwargs_the_env_fails_with(tmp_path, good_episodes, capsys):
+    """{"goal_velocity": "fast"} makes MountainCar fail inside its step: that was gymnasium's
+    traceback; it is one line naming env_kwargs."""
+    bad = tmp_path / "kwargs.h5"
+    shutil.copy(good_episodes[0], bad)
+    with h5py.File(bad, "r+") as f:
+        f.attrs["env_kwargs"] = json.dumps({"goal_velocity": "fast"})
+    assert main(["verify", "-q", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"demostudio: error: {bad} [env_kwargs]: expected arguments the env")
+    assert '{"goal_velocity": "fast"}' in err and "fails when it steps" in err
+
+
+def test_verify_of_uint8_actions_matches_without_numpy_warnings(tmp_path, good_episodes):
+    """uint8 actions reached MountainCar as np.uint8: ``action - 1`` wrapped around (an
+    overflow warning and a false divergence). They are read in the space's int64."""
+    path = tmp_path / "uint8.h5"
+    shutil.copy(good_episodes[0], path)
+    with h5py.File(path, "r+") as f:
+        actions = f["actions"][()]
+        del f["actions"]
+        f["actions"] = actions.astype(np.uint8)
+    assert load_episode(path).actions.dtype == np.int64
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert verify_episode(path, frames=False).ok
+
+
+def test_a_nan_only_difference_is_described_without_a_warning():
+    from demostudio.episode import describe_difference
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nanmax of an all-NaN difference warned
+        assert describe_difference(np.array([np.nan, 1.0]), np.array([2.0, 1.0])) == (
+            "leaf 0: NaN where the other has a number"
+        )
