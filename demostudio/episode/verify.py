@@ -81,11 +81,13 @@ def describe_difference(stored: Any, live: Any, image_tolerance: float | None = 
             continue
         if a.dtype.kind == "f" or b.dtype.kind == "f":
             if not np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
-                diff = np.abs(a.astype(np.float64) - b.astype(np.float64))
-                diff = diff[~np.isnan(diff)]  # NaN on one side only (no nanmax warning)
-                if not diff.size:
-                    return f"leaf {i}: NaN where the other has a number"
-                return f"leaf {i}: max abs difference {float(diff.max()):.3g}"
+                a64, b64 = a.astype(np.float64), b.astype(np.float64)
+                one_sided = np.isnan(a64) != np.isnan(b64)
+                if one_sided.any():  # (nanmax would warn on an all-NaN difference)
+                    return f"leaf {i}: {int(one_sided.sum())} values NaN on one side only"
+                both = np.isnan(a64)
+                err = float(np.max(np.abs(a64 - b64)[~both]))
+                return f"leaf {i}: max abs difference {err:.3g}"
         elif not np.array_equal(a, b):
             return f"leaf {i}: {int(np.sum(a != b))} of {a.size} values differ"
     return None

@@ -223,5 +223,5 @@ def test_a_nan_only_difference_is_described_without_a_warning():
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # nanmax of an all-NaN difference warned
         assert describe_difference(np.array([np.nan, 1.0]), np.array([2.0, 1.0])) == (
-            "leaf 0: NaN where the other has a number"
+            "leaf 0: 1 values NaN on one side only"
         )
