@@ -22,6 +22,7 @@ from demostudio.episode import (
     validate,
     verify_episode,
 )
+from demostudio.episode.attrs import printable
 
 
 def _size(n: int) -> str:
@@ -32,6 +33,13 @@ def _size(n: int) -> str:
     return str(n)
 
 
+def _file_size(path: Path) -> str:
+    try:
+        return _size(path.stat().st_size)
+    except OSError:  # a link loop or a link to nothing
+        return "-"
+
+
 def _when(iso: str) -> str:
     try:
         return datetime.fromisoformat(iso).strftime("%Y-%m-%d %H:%M")
@@ -40,6 +48,9 @@ def _when(iso: str) -> str:
 
 
 def format_table(header: list[str], rows: list[list[str]]) -> str:
+    """Aligned columns; control characters in a cell (from a file's attributes or name) are
+    escaped, so no cell can move the cursor or fake a line."""
+    rows = [[printable(str(c)) for c in row] for row in rows]
     widths = [max(len(str(c)) for c in col) for col in zip(header, *rows)]
     lines = ["  ".join(str(c).ljust(w) for c, w in zip(header, widths)).rstrip()]
     lines.append("  ".join("-" * w for w in widths))
@@ -84,7 +95,7 @@ def cmd_ls(args: argparse.Namespace) -> int:
                     "",
                     "",
                     "",
-                    _size(e.path.stat().st_size),
+                    _file_size(e.path),
                     "",
                 ]
             )
@@ -117,11 +128,11 @@ def cmd_ls(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     with open_episode(args.file) as ep:
-        print(f"file: {ep.path} ({_size(ep.summary.size_bytes)})")
+        print(f"file: {printable(str(ep.path))} ({_size(ep.summary.size_bytes)})")
         s = ep.summary
         print(
             f"who acted: {s.human_share:.0%} of steps by a person, {s.takeovers} takeover(s) "
-            f"({', '.join(ep.actors.names)})"
+            f"({printable(', '.join(ep.actors.names))})"
         )
         print("\nmetadata:")
         for key in sorted(ep.attrs):
@@ -129,7 +140,7 @@ def cmd_info(args: argparse.Namespace) -> int:
             text = json.dumps(value) if not isinstance(value, str) else value
             if key == "env_spec" and not args.full and len(text) > 100:
                 text = text[:97] + "..."
-            print(f"  {key}: {text}")
+            print(f"  {printable(key)}: {printable(text)}")
         print("\ndatasets:")
         rows = [
             [name, str(shape), dtype, comp] for name, shape, dtype, comp in describe_datasets(ep)
@@ -224,7 +235,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
         tags |= set(args.add)
         tags -= set(args.remove)
         update_metadata(path, tags=sorted(tags), notes=args.notes)
-        print(f"{path}: tags {','.join(sorted(tags)) or '-'}")
+        print(printable(f"{path}: tags {','.join(sorted(tags)) or '-'}"))
     return 0
 
 

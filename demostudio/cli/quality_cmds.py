@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +35,9 @@ class TrimConfig:
 @dataclass
 class QualityConfig:
     """Per episode: length, return, idle start/end, actions, who acted, verification;
-    outliers and duplicates within the folder; a command for each flagged file."""
+    outliers and duplicates within the folder; a command for each flagged file. A file that
+    cannot be read gets its own line, the others are still assessed, and the exit status
+    is 1."""
 
     paths: tuple[Path, ...] = field(metadata={"positional": True})
     """Episode files or folders."""
@@ -76,11 +79,12 @@ def _histogram_text(actions: dict[str, int] | None) -> str:
 def cmd_quality(args: argparse.Namespace) -> int:
     from demostudio.cli import CommandError
     from demostudio.cli.library_cmds import format_table
+    from demostudio.episode.attrs import printable
     from demostudio.episode.quality import assess
 
     cfg = dataclass_from_args(QualityConfig, args)
     for p in cfg.paths:
-        if not p.exists():
+        if not os.path.lexists(p):  # a link to a special file or a loop is that file's line
             raise CommandError(f"{p}: no such episode file or folder")
     bar = None
     if cfg.progress and cfg.verify:
@@ -99,9 +103,10 @@ def cmd_quality(args: argparse.Namespace) -> int:
         if bar is not None:
             bar.close()
     flagged = [q for q in items if q.flags]
+    unreadable = 1 if any(q.error is not None for q in items) else 0
     if cfg.json:
         print(json.dumps({"episodes": [q.as_json() for q in items]}, indent=2))
-        return 0
+        return unreadable
     if not items:
         print(f"no episodes under {', '.join(map(str, cfg.paths))}")
         return 0
@@ -131,14 +136,14 @@ def cmd_quality(args: argparse.Namespace) -> int:
     print()
     if not flagged:
         print(f"{len(items)} episode(s), nothing flagged")
-        return 0
+        return unreadable
     print(f"{len(flagged)} of {len(items)} episode(s) flagged:")
     for q in flagged:
         for f in q.flags:
-            print(f"  {q.path}: {f.kind}: {f.detail}")
+            print(printable(f"  {q.path}: {f.kind}: {f.detail}"))
             if f.command:
-                print(f"    {f.command}")
-    return 0
+                print(printable(f"    {f.command}"))
+    return unreadable
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -9,13 +9,14 @@ from __future__ import annotations
 import json
 import math
 import re
+from datetime import datetime
 from typing import Any
 
 import h5py
 import numpy as np
 
 from .hostile import short_error
-from .schema import EpisodeError
+from .schema import MAX_FPS, MAX_FRAMESKIP, MIN_FPS, EpisodeError
 
 MAX_ATTR_BYTES = 16 * 1024 * 1024
 """Largest JSON text accepted for one attribute (env specs and space bounds are far smaller)."""
@@ -56,15 +57,39 @@ SPEC = _Kind("an object or text", lambda v: isinstance(v, (dict, str)))
 TEXT_LIST = _Kind(
     "a list of text", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)
 )
-INT_OR_LIST = _Kind(
-    "an integer or a list of integers",
-    lambda v: _is_int(v) or (isinstance(v, list) and all(_is_int(x) for x in v)),
+
+
+def _is_date(v: Any) -> bool:
+    try:
+        datetime.fromisoformat(v)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def _is_skip(v: Any) -> bool:
+    return _is_int(v) and 1 <= v <= MAX_FRAMESKIP
+
+
+SCHEMA = _Kind("an integer >= 1", lambda v: _is_int(v) and v >= 1)
+FPS = _Kind(
+    f"a number of steps per second from {MIN_FPS:g} to {MAX_FPS:g}",
+    lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and MIN_FPS <= v <= MAX_FPS,
 )
+FRAMESKIP = _Kind(
+    f"an integer from 1 to {MAX_FRAMESKIP} or a list [low, high] of them",
+    lambda v: _is_skip(v) or (isinstance(v, list) and len(v) == 2 and all(map(_is_skip, v))),
+)
+PROBABILITY = _Kind(
+    "a number from 0 to 1",
+    lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and 0 <= v <= 1,
+)
+DATE = _Kind("an ISO 8601 time (2024-05-01T12:00:00+02:00)", _is_date)
 
 # (kind, null allowed) of every root attribute the schema knows (see schema.py's table).
 ATTR_TYPES: dict[str, tuple[_Kind, bool]] = {
     "format": (TEXT, False),
-    "schema_version": (INT, False),
+    "schema_version": (SCHEMA, False),
     "env_id": (GYM_ID, False),
     "env_kwargs": (OBJECT, False),
     "env_spec": (SPEC, True),
@@ -77,12 +102,12 @@ ATTR_TYPES: dict[str, tuple[_Kind, bool]] = {
     "controller": (TEXT, False),
     "player": (TEXT, True),
     "key_map": (OBJECT, True),
-    "fps": (NUMBER, True),
-    "frameskip": (INT_OR_LIST, True),
-    "sticky_actions": (NUMBER, True),
+    "fps": (FPS, True),
+    "frameskip": (FRAMESKIP, True),
+    "sticky_actions": (PROBABILITY, True),
     "max_episode_steps": (COUNT, True),
     "versions": (OBJECT, True),
-    "recorded_at": (TEXT, False),
+    "recorded_at": (DATE, False),
     "length": (COUNT, False),
     "flushed_steps": (COUNT, False),
     "total_return": (NUMBER, False),
@@ -92,6 +117,18 @@ ATTR_TYPES: dict[str, tuple[_Kind, bool]] = {
     "tags": (TEXT_LIST, False),
     "notes": (TEXT, False),
 }
+
+CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028-\u202e\u2066-\u2069]")
+"""C0 and C1 control characters, bidi marks, embeddings, overrides and isolates, and the line
+and paragraph separators: text that moves a terminal's cursor, clears it, fakes a line or
+reverses what follows it."""
+
+
+def printable(text: str) -> str:
+    """``text`` with every :data:`CONTROL` character escaped as Python's repr writes it
+    (``\\x1b``, ``\\n``, ``\\u202e``), for showing text from a file on a terminal."""
+    return CONTROL.sub(lambda m: repr(m.group())[1:-1], text)
+
 
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*"', re.S)
 _BRACKET = re.compile(r"[\[\]{}]")

@@ -12,6 +12,7 @@ their size bounded. Every failure is one :class:`EpisodeError` naming the file a
 
 from __future__ import annotations
 
+import errno
 import math
 import mmap
 import os
@@ -274,6 +275,8 @@ _DATASET_KINDS = {
     "timestamps": ("float", "int"),
     "keys": ("text",),
 }
+# The datasets that hold one value per row (shape (N,)); so do those under ``info_present/``.
+_ONE_VALUE = ("rewards", "terminations", "truncations", "timestamps", "keys", "actors")
 MAX_FRAME_SIDE = 16384
 
 
@@ -297,9 +300,12 @@ def not_a_regular_file(path: Path, expected: str) -> str | None:
         st = path.stat()
     except FileNotFoundError:
         if path.is_symlink():
-            return f"no such file (a link to {os.readlink(path)!r:.200}, which does not exist)"
+            target = f"{os.readlink(path)!r:.200}"
+            return f"expected {expected}, got a link to a missing file ({target})"
         return "no such file"
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return f"expected {expected}, got a link loop (it leads back to itself)"
         return f"cannot read it ({exc.strerror})"
     if stat.S_ISDIR(st.st_mode):
         return f"expected {expected}, got a folder"
@@ -353,6 +359,8 @@ def check_declared(
         if d.shape[:1] != (n + offset,):
             got = d.shape[0] if d.shape else "a scalar"
             raise EpisodeError(path, name, f"expected length {n + offset} (T = {n}), got {got}")
+        if d.ndim != 1 and (name in _ONE_VALUE or name.startswith("info_present/")):
+            raise EpisodeError(path, name, f"expected shape ({n + offset},), got {d.shape}")
         wanted = _DATASET_KINDS.get(name)
         if wanted and _kind(d.dtype) not in wanted:
             raise EpisodeError(path, name, f"expected {' or '.join(wanted)} values, got {d.dtype}")
@@ -381,11 +389,11 @@ def check_declared(
         frames.ndim != 4
         or frames.shape[3] != 3
         or frames.dtype != np.uint8
-        or max(frames.shape[1:3]) > MAX_FRAME_SIDE
+        or not 1 <= min(frames.shape[1:3]) <= max(frames.shape[1:3]) <= MAX_FRAME_SIDE
     ):
         raise EpisodeError(
             path,
             "frames",
-            f"expected (T+1, H, W, 3) uint8 with sides <= {MAX_FRAME_SIDE}, "
+            f"expected (T+1, H, W, 3) uint8 with sides from 1 to {MAX_FRAME_SIDE}, "
             f"got {frames.shape} {frames.dtype}",
         )

@@ -41,6 +41,8 @@ MIN_FOR_OUTLIERS = 5
 MIN_GAP = 0.25
 """An outlier also differs from the median by at least this share of the median's size (so
 near-identical episodes, with a tiny MAD, are not flagged for a few steps' difference)."""
+LISTED_ACTIONS = 256
+"""Discrete actions are all listed up to this many choices (beyond, only those taken)."""
 IDLE_FLAG_STEPS = 10
 """An idle run is flagged when it is at least this many steps..."""
 IDLE_FLAG_SHARE = 0.05
@@ -131,14 +133,16 @@ def _histogram(ep: EpisodeFile) -> dict[str, int] | None:
     if not isinstance(space, gym_spaces.Discrete) or not isinstance(ds, h5py.Dataset):
         return None
     values = ds[()].astype(np.int64).reshape(-1) - int(space.start)
-    counts = np.bincount(values[(values >= 0) & (values < space.n)], minlength=int(space.n))
+    taken, counts = np.unique(values[(values >= 0) & (values < space.n)], return_counts=True)
+    shown = range(int(space.n)) if space.n <= LISTED_ACTIONS else taken.tolist()
+    count = dict(zip(taken.tolist(), counts.tolist()))
     meanings = ep.summary.action_meanings
     out = {}
-    for i, c in enumerate(counts):
+    for i in shown:
         name = str(i + int(space.start))
         if meanings and i < len(meanings):
             name += f" {meanings[i]}"
-        out[name] = int(c)
+        out[name] = count.get(i, 0)
     return out
 
 
@@ -160,7 +164,7 @@ def episode_quality(path: str | os.PathLike, verify: bool = False) -> EpisodeQua
     path = Path(path)
     try:
         with EpisodeFile(path) as ep:
-            ep.check_lengths()
+            ep.check_data()  # what ls and validate refuse is unreadable here too
             s = ep.summary
             lead, trail = idle_runs(ep)
             person = person_steps(ep)

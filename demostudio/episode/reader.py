@@ -4,6 +4,7 @@ arrays for training."""
 from __future__ import annotations
 
 import json
+import math
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,7 +16,7 @@ from gymnasium import spaces as gym_spaces
 
 from . import _h5
 from .actors import Actors, actor_stats, read_actors
-from .attrs import MAX_JSON_DEPTH, json_depth, read_attr, read_attrs
+from .attrs import CONTROL, MAX_JSON_DEPTH, json_depth, read_attr, read_attrs
 from .hostile import check_declared, checked_datasets, guard, open_h5, read_rows
 from .schema import (
     FORMAT_NAME,
@@ -26,7 +27,12 @@ from .schema import (
     EpisodeError,
     SchemaVersionError,
 )
-from .spaces import first_outside, leaves, space_from_json, unflatten_batch
+from .spaces import first_outside, index_path, leaves, space_from_json, unflatten_batch
+
+FINITE = ("rewards", "timestamps")
+"""Datasets that hold finite numbers only (so do the float leaves of observations and actions)."""
+BLOCK_BYTES = 16 * 1024 * 1024
+"""Most bytes read at once when a whole dataset is checked."""
 
 
 @dataclass(frozen=True)
@@ -266,6 +272,9 @@ class EpisodeFile:
             name = "/".join((group, *leaf.path))
             with guard(self.path, name):
                 value = read_rows(self._datasets[name], index)
+                batch = isinstance(index, slice)
+                first = (index.start or 0) if batch else int(index)
+                _check_finite(self.path, name, value, first, batch)
                 if leaf.is_text:
                     value = (
                         value.decode("utf-8")
@@ -341,7 +350,27 @@ class EpisodeFile:
 
     def _whole(self, name: str) -> np.ndarray:
         with guard(self.path, name):
-            return read_rows(self._datasets[name], slice(None))
+            values = read_rows(self._datasets[name], slice(None))
+        if name in FINITE:
+            _check_finite(self.path, name, values, 0)
+        return values
+
+    def check_finite(self) -> None:
+        """EpisodeError naming the first dataset (and row) of rewards, timestamps and float
+        observations that holds NaN or infinity; observations are read a block of rows at a
+        time. (Actions are checked whenever they are read.)"""
+        for name in FINITE:
+            self._whole(name)
+        for leaf in leaves(self.summary.observation_space):
+            name = "/".join(("observations", *leaf.path))
+            ds = self._datasets[name]
+            if ds.dtype.kind != "f":
+                continue
+            step = max(1, BLOCK_BYTES // max(1, ds.dtype.itemsize * math.prod(ds.shape[1:])))
+            for first in range(0, ds.shape[0], step):
+                with guard(self.path, name):
+                    rows = read_rows(ds, slice(first, first + step))
+                _check_finite(self.path, name, rows, first)
 
     def scalars(self) -> StepScalars:
         """Rewards, terminations and truncations of every step (no observations read)."""
@@ -364,7 +393,7 @@ class EpisodeFile:
                 "/".join(("actions", *leaf)),
                 f"step {step}: expected an action in {expected}, got {got}",
             )
-        return actions
+        return _widened(space, actions)
 
     def keys(self) -> list[list[str]]:
         """The key names held at each step (empty lists when not recorded)."""
@@ -375,10 +404,12 @@ class EpisodeFile:
 
     def check_data(self) -> None:
         """Read the small per-step datasets and check their values (actions inside the
-        action space, keys as JSON lists): EpisodeError naming the first problem. Observations
-        and frames are not read."""
+        action space, keys as JSON lists, finite rewards, timestamps and float observations):
+        EpisodeError naming the first problem. Frames and whole-number observations (images)
+        are not read."""
         self.actions()
         self.keys()
+        self.check_finite()
 
     def load(self, frames: bool = False) -> EpisodeData:
         """Every array of the episode (frames only when asked: they are the bulk). Actions are
@@ -421,6 +452,37 @@ class EpisodeFile:
         self.close()
 
 
+def _check_finite(path: Path, name: str, values: Any, first: int, batch: bool = True) -> None:
+    """EpisodeError naming ``name`` and the row when float ``values`` hold NaN or infinity
+    (``values``: rows from ``first`` on, or with ``batch`` false the one row ``first``)."""
+    values = np.asarray(values)
+    if values.dtype.kind != "f":
+        return
+    bad = ~np.isfinite(values)
+    if not bad.any():
+        return
+    if batch:
+        first += int(np.argmax(bad.reshape(bad.shape[0], -1).any(axis=1)))
+    raise EpisodeError(path, name, f"row {first}: expected finite numbers, got {values[bad][0]}")
+
+
+def _widened(space: gym_spaces.Space, values: Any) -> Any:
+    """``values`` ([T, ...] per leaf) with each whole-number leaf in the space's own dtype
+    when that holds every value of the stored one (uint8 actions become int64, so an env's
+    ``action - 1`` cannot wrap around)."""
+    arrays = {}
+    for leaf in leaves(space):
+        arr = index_path(values, leaf.path)
+        if (
+            not leaf.is_text
+            and arr.dtype.kind in "biu"
+            and np.can_cast(arr.dtype, np.dtype(leaf.dtype), "safe")
+        ):
+            arr = arr.astype(leaf.dtype)
+        arrays[leaf.path] = arr
+    return unflatten_batch(space, arrays)
+
+
 def _json_cell(value: Any) -> Any:
     text = value.decode("utf-8") if isinstance(value, bytes) else value
     if isinstance(text, str) and json_depth(text) <= MAX_JSON_DEPTH:
@@ -459,16 +521,18 @@ def find_episodes(
 ) -> list[Path]:
     """Episode files (``*.h5``) in the given files and folders, sorted by path.
 
-    A folder is searched recursively; ``.partial`` files are never included. A path that does
-    not exist raises FileNotFoundError naming it."""
+    A folder is searched recursively; ``.partial`` files are never included. Every name that
+    is not a folder is included, a FIFO, a device or a link to nowhere too, so that opening
+    it reports what it is (:func:`~demostudio.episode.hostile.open_h5`) rather than it
+    vanishing from a listing. A path that does not exist raises FileNotFoundError naming it."""
     if isinstance(paths, (str, os.PathLike)):
         paths = [paths]
     out: list[Path] = []
     for p in map(Path, paths):
         if p.is_dir():
             pattern = f"**/*{SUFFIX}" if recursive else f"*{SUFFIX}"
-            out.extend(q for q in p.glob(pattern) if q.is_file())
-        elif p.is_file():
+            out.extend(q for q in p.glob(pattern) if not q.is_dir())
+        elif os.path.lexists(p):
             out.append(p)
         else:
             raise FileNotFoundError(f"{p}: no such episode file or folder")
@@ -482,10 +546,17 @@ def find_partials(folder: str | os.PathLike) -> list[Path]:
 def update_metadata(
     path: str | os.PathLike, *, tags: list[str] | None = None, notes: str | None = None
 ) -> None:
-    """Change an episode's tags and notes in place (the only metadata that is editable)."""
+    """Change an episode's tags and notes in place (the only metadata that is editable).
+    A tag with a control character (an escape sequence, a newline, a bidi override) is
+    refused: EpisodeError naming ``tags``, nothing written."""
     with EpisodeFile(path, mode="r+") as ep:
         if tags is not None:
             clean = sorted({str(t).strip() for t in tags if str(t).strip()})
+            for tag in clean:
+                if CONTROL.search(tag):
+                    raise EpisodeError(
+                        path, "tags", f"expected tags without control characters, got {tag!r}"
+                    )
             _h5.write_attrs(ep.h5, {"tags": clean})
         if notes is not None:
             _h5.write_attrs(ep.h5, {"notes": str(notes)})

@@ -23,12 +23,14 @@ Root attributes (JSON):
 ``player``              who played (free text)
 ``key_map``             ``{"key+key": action}`` used by a keyboard controller, or null
 ``fps``                 target steps per second of the recording loop from the first step (null:
-                        as fast as possible); when the player changed the speed, see below
+                        as fast as possible), from :data:`MIN_FPS` to :data:`MAX_FPS`; when the
+                        player changed the speed, see below
 ``speed_changes``       only when the rate changed during the episode: ``[[step, fps], ...]``,
                         steps increasing; from ``step`` on the target rate was ``fps`` (null:
                         stepped by hand, frame advance while paused) until the next entry
-``frameskip``           frameskip setting of the env, or null
-``sticky_actions``      ``repeat_action_probability`` of the env, or null
+``frameskip``           frameskip setting of the env (1 to :data:`MAX_FRAMESKIP`, or ALE's
+                        ``[low, high]``), or null
+``sticky_actions``      ``repeat_action_probability`` of the env (0 to 1), or null
 ``versions``            ``{"demostudio": .., "gymnasium": .., "numpy": .., "ale-py": ..}``
 ``recorded_at``         ISO 8601 time of the reset, with time zone
 ``length``              ``T`` (written on close; recovery fills it in)
@@ -60,6 +62,9 @@ Datasets (Minari's conventions: T steps, T+1 observations):
 ``info_present/<key>``     (T+1,) bool       only where some step lacked ``<key>``
 =========================  ================  ===============================================
 
+``rewards``, ``timestamps`` and the float leaves of ``observations`` and ``actions`` hold finite
+numbers only (no NaN or infinity); ``frames`` have at least one pixel each way.
+
 Index 0 of ``observations``, ``frames``, ``timestamps`` and ``infos`` belongs to the reset;
 index ``t + 1`` to step ``t``. A missing numeric info value holds the dataset's fill value
 (NaN for floats, 0 otherwise) and ``info_present/<key>`` says which rows are real. A key's
@@ -82,6 +87,15 @@ FORMAT_NAME = "demostudio.episode"
 SCHEMA_VERSION = 2
 SUFFIX = ".h5"
 PARTIAL_SUFFIX = ".h5.partial"
+
+MIN_FPS = 0.01
+"""Slowest frame rate a file may state (one step per 100 s; GIF delays go up to 655 s)."""
+MAX_FPS = 10_000.0
+"""Fastest frame rate a file may state (or an export may ask for)."""
+MAX_FRAMESKIP = 1000
+"""Largest frameskip a file may state (ALE's is 4; a step of 1000 frames is 17 s of play)."""
+MAX_DISCRETE_N = 1 << 16
+"""Most choices of a Discrete space (Atari has 18 actions, Taxi 500 states)."""
 
 # Root attributes every finished episode must have.
 REQUIRED_ATTRS = (

@@ -14,6 +14,8 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
+from .schema import MAX_DISCRETE_N
+
 _TEXT_DTYPE = "text"
 _PRINTABLE = "".join(chr(c) for c in range(32, 127))
 
@@ -58,6 +60,13 @@ def _checked_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
     return shape
 
 
+def _checked_n(n: Any) -> int:
+    """A Discrete space's number of choices: 1 to :data:`MAX_DISCRETE_N`."""
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_DISCRETE_N:
+        raise ValueError(f"expected a Discrete n from 1 to {MAX_DISCRETE_N}, got {n!r:.40}")
+    return n
+
+
 def _numeric_dtype(text: Any) -> np.dtype:
     dtype = np.dtype(str(text))
     if dtype.kind not in _NUMERIC_KINDS or dtype.itemsize > 16:
@@ -76,6 +85,8 @@ def space_to_json(space: spaces.Space) -> dict[str, Any]:
             "high": _encode_bound(space.high),
         }
     if isinstance(space, spaces.Discrete):
+        if not 1 <= int(space.n) <= MAX_DISCRETE_N:  # a file no reader would open
+            raise TypeError(f"expected a Discrete space of at most {MAX_DISCRETE_N}, got {space}")
         return {"type": "Discrete", "n": int(space.n), "start": int(space.start)}
     if isinstance(space, spaces.MultiDiscrete):
         return {
@@ -125,7 +136,7 @@ def space_from_json(data: Any) -> spaces.Space:
             high = _decode_bound(data["high"], shape, dtype)
             return spaces.Box(low=low, high=high, shape=shape, dtype=dtype)
         if kind == "Discrete":
-            return spaces.Discrete(int(data["n"]), start=int(data.get("start", 0)))
+            return spaces.Discrete(_checked_n(data["n"]), start=int(data.get("start", 0)))
         if kind == "MultiDiscrete":
             nvec = np.array(data["nvec"], dtype=np.int64)
             _checked_shape(nvec.shape)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -11,6 +12,7 @@ from typing import Any
 import numpy as np
 
 from .envs import UnknownEnvError, remake_env
+from .hostile import short_error
 from .reader import EpisodeFile
 from .schema import EpisodeError
 from .spaces import index_nested
@@ -79,11 +81,27 @@ def describe_difference(stored: Any, live: Any, image_tolerance: float | None = 
             continue
         if a.dtype.kind == "f" or b.dtype.kind == "f":
             if not np.allclose(a, b, rtol=1e-5, atol=1e-6, equal_nan=True):
-                err = float(np.nanmax(np.abs(a.astype(np.float64) - b.astype(np.float64))))
+                a64, b64 = a.astype(np.float64), b.astype(np.float64)
+                one_sided = np.isnan(a64) != np.isnan(b64)
+                if one_sided.any():  # (nanmax would warn on an all-NaN difference)
+                    return f"leaf {i}: {int(one_sided.sum())} values NaN on one side only"
+                both = np.isnan(a64)
+                err = float(np.max(np.abs(a64 - b64)[~both]))
                 return f"leaf {i}: max abs difference {err:.3g}"
         elif not np.array_equal(a, b):
             return f"leaf {i}: {int(np.sum(a != b))} of {a.size} values differ"
     return None
+
+
+def _env_failed(path: Path, kwargs: dict[str, Any], when: str, exc: Exception) -> EpisodeError:
+    """The env (made from the file's id and ``env_kwargs``) raised when it ``when``: one line
+    naming env_kwargs, the likeliest cause in a file whose actions are in the action space."""
+    return EpisodeError(
+        path,
+        "env_kwargs",
+        f"expected arguments the env runs with, got {json.dumps(kwargs)[:200]}: it fails when "
+        f"it {when} ({type(exc).__name__}: {short_error(exc)})",
+    )
 
 
 def verify_episode(
@@ -104,12 +122,13 @@ def verify_episode(
             env = remake_env(s.attrs, render_mode="rgb_array" if compare_frames else None)
         except UnknownEnvError as exc:
             raise EpisodeError(path, "env_id", str(exc)) from None
-        except (TypeError, ValueError) as exc:  # e.g. env_kwargs the env does not take
-            raise EpisodeError(
-                path, "env_kwargs", f"expected arguments the env takes, got an error ({exc})"
-            ) from None
+        except Exception as exc:  # the env's own code refused the file's env_kwargs
+            raise _env_failed(path, s.env_kwargs, "is made", exc) from None
         try:
-            obs, _ = env.reset(seed=int(s.seed), options=s.attrs.get("reset_options"))
+            try:
+                obs, _ = env.reset(seed=int(s.seed), options=s.attrs.get("reset_options"))
+            except Exception as exc:
+                raise _env_failed(path, s.env_kwargs, "resets", exc) from None
             obs, ended = replay_prefix(env, ep, obs)  # a trimmed file: the steps before it
             if ended:
                 return VerifyResult(path, 0, Divergence(-1, "trim", ended))
@@ -141,7 +160,10 @@ def verify_episode(
                 action = index_nested(data.actions, t)
                 if isinstance(action, np.ndarray) and action.shape == ():
                     action = action.item()
-                obs, reward, term, trunc, _ = env.step(action)
+                try:
+                    obs, reward, term, trunc, _ = env.step(action)
+                except Exception as exc:
+                    raise _env_failed(path, s.env_kwargs, f"steps (step {t})", exc) from None
                 if not np.isclose(reward, data.rewards[t], rtol=1e-6, atol=1e-8):
                     return VerifyResult(
                         path,

@@ -7,6 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from demostudio.episode import EpisodeError, EpisodeSummary, ensure_registered
+from demostudio.episode.schema import MAX_FPS, MIN_FPS
 
 DEFAULT_FPS = 30.0
 """Used when neither the episode nor its env class states a frame rate."""
@@ -45,9 +46,10 @@ def resolve_range(
 
 
 def stored_fps(summary: EpisodeSummary) -> float:
-    """The episode's frame rate: the recording's ``fps``, else the env class's
-    ``metadata["render_fps"]``, else :data:`DEFAULT_FPS`."""
-    if summary.fps:
+    """The episode's frame rate: the recording's ``fps`` (checked on read), else the env
+    class's ``metadata["render_fps"]`` when in the range a file may state, else
+    :data:`DEFAULT_FPS`."""
+    if summary.fps is not None:
         return float(summary.fps)
     try:
         import gymnasium
@@ -60,7 +62,8 @@ def stored_fps(summary: EpisodeSummary) -> float:
         fps = getattr(cls, "metadata", {}).get("render_fps")
     except Exception:  # an env that is not installed still replays at the default rate
         fps = None
-    return float(fps) if isinstance(fps, (int, float)) and fps > 0 else DEFAULT_FPS
+    ok = isinstance(fps, (int, float)) and MIN_FPS <= fps <= MAX_FPS
+    return float(fps) if ok else DEFAULT_FPS
 
 
 def scaled_size(width: int, height: int, scale: float) -> tuple[int, int]:

@@ -6,12 +6,17 @@ than Pillow, whose GIF writer merges identical consecutive frames: the frames ar
 to a temporary raw file, ``palettegen`` builds one palette from all of them (every colour
 kept exactly when the clip has at most 256) and ``paletteuse`` maps the frames onto it.
 (Through imageio-ffmpeg's pipe the frames would be converted to yuv420p first, and the GIF
-would come out in ffmpeg's fixed fallback palette.)"""
+would come out in ffmpeg's fixed fallback palette.)
+
+ffmpeg's own output never reaches the terminal: its stderr goes to a temporary file, and a
+failure (ffmpeg exits non-zero, or stops reading frames) is one RuntimeError line naming the
+output and ffmpeg's first error line."""
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
+from fractions import Fraction
 from pathlib import Path
 from typing import Protocol
 
@@ -42,6 +47,19 @@ def _ffmpeg():
     return imageio_ffmpeg
 
 
+def _rate(fps: float) -> str:
+    """A frame rate as ffmpeg reads it: a rational, so 24000/1001 is not rounded."""
+    return str(Fraction(fps).limit_denominator())
+
+
+def _failure(path: Path, what: str, stderr: str) -> RuntimeError:
+    """ffmpeg failed writing ``path``: one line with ffmpeg's first error line."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    first = next((line for line in lines if "rror" in line or "nvalid" in line), None)
+    detail = (first or (lines[0] if lines else "no message"))[:200]
+    return RuntimeError(f"{path}: ffmpeg failed writing the {what}: {detail}")
+
+
 class Mp4Writer:
     """H.264 MP4, yuv420p, constant frame rate (odd sizes padded by one pixel to even)."""
 
@@ -49,25 +67,40 @@ class Mp4Writer:
         self.path = path
         width, height = size
         self.size = (width + width % 2, height + height % 2)
-        self._gen = _ffmpeg().write_frames(
-            str(path),
-            self.size,
-            fps=fps,
-            pix_fmt_in="rgb24",
-            pix_fmt_out="yuv420p",
-            codec="libx264",
-            quality=None,
-            macro_block_size=1,
-            ffmpeg_log_level="error",
-            output_params=["-crf", "18", "-preset", "veryfast", "-fps_mode", "cfr"],
+        raw_input = ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{self.size[0]}x{self.size[1]}"]
+        cmd = [_ffmpeg().get_ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y"]
+        cmd += [*raw_input, "-r", _rate(fps), "-i", "-", "-an"]
+        cmd += ["-vcodec", "libx264", "-pix_fmt", "yuv420p", "-crf", "18", "-preset", "veryfast"]
+        cmd += ["-fps_mode", "cfr", str(path)]
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
+        self._proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._stderr
         )
-        self._gen.send(None)
 
     def write(self, frame: np.ndarray) -> None:
-        self._gen.send(_checked(pad_even(frame), self.size))
+        try:
+            self._proc.stdin.write(_checked(pad_even(frame), self.size).tobytes())
+        except BrokenPipeError:  # ffmpeg stopped: its error says why
+            raise self._finish() or _failure(self.path, "MP4", "") from None
+
+    def _finish(self) -> RuntimeError | None:
+        """Wait for ffmpeg; its failure as one line, or None."""
+        try:
+            self._proc.stdin.close()
+        except BrokenPipeError:
+            pass
+        code = self._proc.wait()
+        self._stderr.seek(0)
+        stderr = self._stderr.read().decode("utf-8", "replace")
+        self._stderr.close()
+        return _failure(self.path, "MP4", stderr) if code != 0 else None
 
     def close(self) -> None:
-        self._gen.close()
+        if self._proc.returncode is not None:
+            return  # already finished (a failed write)
+        error = self._finish()
+        if error is not None:
+            raise error
 
 
 class GifWriter:
@@ -110,12 +143,15 @@ class GifWriter:
     def _run(self, *args: str) -> None:
         width, height = self.size
         raw_input = ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{width}x{height}"]
-        cmd = [self._exe, "-hide_banner", "-loglevel", "error", "-y", "-r", f"{self.fps:g}"]
+        cmd = [self._exe, "-hide_banner", "-loglevel", "error", "-y", "-r", _rate(self.fps)]
         done = subprocess.run(
-            [*cmd, *raw_input, "-i", str(self._raw_path), *args], capture_output=True, text=True
+            [*cmd, *raw_input, "-i", str(self._raw_path), *args],
+            capture_output=True,
+            text=True,
+            errors="replace",
         )
         if done.returncode != 0:
-            raise RuntimeError(f"{self.path}: ffmpeg failed writing the GIF: {done.stderr.strip()}")
+            raise _failure(self.path, "GIF", done.stderr)
 
     def close(self) -> None:
         try:

@@ -4,7 +4,9 @@ still lists, validates and loads."""
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import warnings
 from pathlib import Path
 
 import h5py
@@ -149,8 +151,8 @@ def test_a_dangling_link_is_named_as_one(tmp_path, capsys):
     assert main(["info", str(link)]) == 2
     err = capsys.readouterr().err.strip()
     assert err == (
-        f"demostudio: error: {link}: no such file "
-        f"(a link to '{tmp_path / 'elsewhere.h5'}', which does not exist)"
+        f"demostudio: error: {link}: expected an episode file, got a link to a missing "
+        f"file ('{tmp_path / 'elsewhere.h5'}')"
     )
 
 
@@ -161,3 +163,76 @@ def test_info_on_a_folder_and_recover_of_a_missing_path(tmp_path, capsys):
     assert main(["recover", str(tmp_path / "nope")]) == 2
     err = capsys.readouterr().err
     assert "nope: no such .partial file or folder" in err and "crashed" not in err
+
+
+SPECIAL_FILES = {
+    "a link to /dev/zero": (lambda p: p.symlink_to("/dev/zero"), "got a special file"),
+    "a FIFO": (lambda p: os.mkfifo(p), "got a special file"),
+    "a link to itself": (lambda p: p.symlink_to(p), "got a link loop"),
+    "a link to nothing": (
+        lambda p: p.symlink_to(p.with_name("gone.h5")),
+        "got a link to a missing file",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(SPECIAL_FILES))
+def test_special_files_are_named_as_such_by_every_command(tmp_path, good_episodes, case, capsys):
+    """validate, ls, verify and quality said "no such episode file or folder" for these
+    (info and trim already said "special file"); given alone or in a folder, each is now
+    that file's one line and the good files beside it still list."""
+    make, words = SPECIAL_FILES[case]
+    folder, bad = _folder_with(tmp_path, good_episodes, lambda bad, good: make(bad))
+    for argv in (["validate", str(bad)], ["quality", str(bad), "--no-progress"]):
+        assert main(argv) == 1
+        out = capsys.readouterr().out
+        assert f"{bad}: expected an episode file, {words}" in out
+    assert main(["verify", "-q", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"demostudio: error: {bad}: expected an episode file, {words}")
+    assert len(err.splitlines()) == 1
+    for target in (bad, folder):
+        assert main(["ls", str(target)]) == 0
+        rows = [r for r in capsys.readouterr().out.splitlines() if r.startswith(str(bad))]
+        assert len(rows) == 1 and "BAD FILE" in rows[0] and words in rows[0]
+    assert main(["validate", str(folder)]) == 1
+    assert "2 valid, 1 invalid" in capsys.readouterr().out
+
+
+def test_verify_names_env_kwargs_the_env_fails_with(tmp_path, good_episodes, capsys):
+    """{"goal_velocity": "fast"} makes MountainCar fail inside its step: that was gymnasium's
+    traceback; it is one line naming env_kwargs."""
+    bad = tmp_path / "kwargs.h5"
+    shutil.copy(good_episodes[0], bad)
+    with h5py.File(bad, "r+") as f:
+        f.attrs["env_kwargs"] = json.dumps({"goal_velocity": "fast"})
+    assert main(["verify", "-q", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(f"demostudio: error: {bad} [env_kwargs]: expected arguments the env")
+    assert '{"goal_velocity": "fast"}' in err and "fails when it steps" in err
+
+
+def test_verify_of_uint8_actions_matches_without_numpy_warnings(tmp_path, good_episodes):
+    """uint8 actions reached MountainCar as np.uint8: ``action - 1`` wrapped around (an
+    overflow warning and a false divergence). They are read in the space's int64."""
+    path = tmp_path / "uint8.h5"
+    shutil.copy(good_episodes[0], path)
+    with h5py.File(path, "r+") as f:
+        actions = f["actions"][()]
+        del f["actions"]
+        f["actions"] = actions.astype(np.uint8)
+    assert load_episode(path).actions.dtype == np.int64
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert verify_episode(path, frames=False).ok
+
+
+def test_a_nan_only_difference_is_described_without_a_warning():
+    from demostudio.episode import describe_difference
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # nanmax of an all-NaN difference warned
+        assert describe_difference(np.array([np.nan, 1.0]), np.array([2.0, 1.0])) == (
+            "leaf 0: 1 values NaN on one side only"
+        )

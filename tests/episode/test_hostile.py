@@ -159,6 +159,19 @@ def _keys_not_json(f: h5py.File, outside: Path) -> None:
     f.create_dataset("keys", data=np.array(["{{{"] * n, dtype=object), dtype=h5py.string_dtype())
 
 
+def _no_pixels(f: h5py.File, outside: Path) -> None:
+    n = f["frames"].shape[0]
+    del f["frames"]
+    f.create_dataset("frames", data=np.zeros((n, 0, 0, 3), np.uint8))
+
+
+def _set_row(name: str, row: int, value: float):
+    def edit(f: h5py.File, outside: Path) -> None:
+        f[name][row] = value
+
+    return _copy(edit)
+
+
 def _endless_heap(bad: Path, good: Path, outside: Path) -> None:
     """The first object of the first global heap collection (where the attributes' text
     lives) becomes free space of size 0: HDF5 then reads that collection forever."""
@@ -263,6 +276,18 @@ CASES: list[Case] = [
     Case("length 120.5", "attrs", _json_attr("length", 120.5), "length"),
     Case("terminated as text", "attrs", _json_attr("terminated", "yes"), "terminated"),
     Case("fps as text", "attrs", _json_attr("fps", "fast"), "fps"),
+    Case("fps NaN", "attrs", _attr("fps", "NaN"), "fps"),
+    Case("fps negative", "attrs", _json_attr("fps", -30), "fps"),
+    Case("fps 1e308", "attrs", _json_attr("fps", 1e308), "fps"),
+    Case("frameskip negative", "attrs", _json_attr("frameskip", -1), "frameskip"),
+    Case("schema_version 0", "attrs", _json_attr("schema_version", 0), "schema_version"),
+    Case("recorded_at not a time", "attrs", _json_attr("recorded_at", "soon"), "recorded_at"),
+    Case(
+        "Discrete action space of 10**12 choices",
+        "memory",
+        _json_attr("action_space", {"type": "Discrete", "n": 10**12, "start": 0}),
+        "action_space",
+    ),
     Case("action_meanings as an integer", "attrs", _json_attr("action_meanings", 3), None),
     Case("controller as an object", "attrs", _json_attr("controller", {}), "controller"),
     Case("schema_version as text", "attrs", _json_attr("schema_version", "1"), "schema_version"),
@@ -302,6 +327,16 @@ CASES: list[Case] = [
         "observations",
     ),
     Case("frames with 4 channels", "data", _copy(_wide_frames), "frames"),
+    Case("frames of no pixels", "data", _copy(_no_pixels), "frames"),
+    Case(
+        "rewards of shape (T, 2)",
+        "data",
+        _retype("rewards", "f8", lambda a: np.c_[a, a]),
+        "rewards",
+    ),
+    Case("a NaN reward", "data", _set_row("rewards", 5, np.nan), "rewards"),
+    Case("a NaN observation", "data", _set_row("observations", 5, np.nan), "observations"),
+    Case("an infinite timestamp", "data", _set_row("timestamps", 5, np.inf), "timestamps"),
     Case("keys not JSON", "data", _copy(_keys_not_json), "keys"),
     # ---- damaged metadata -------------------------------------------------------------------
     Case("global heap HDF5 reads forever", "metadata", _endless_heap, ""),

@@ -97,3 +97,29 @@ def test_compact_is_lossless_and_smaller(recorded, capsys):
         assert after.summary.attrs == before.summary.attrs
         assert (after.observations["image"] == before.observations["image"]).all()
     assert main(["validate", str(recorded[0])]) == 0 and main(["verify", str(recorded[0])]) == 0
+
+
+def test_ls_and_info_escape_control_characters_and_tag_refuses_them(recorded, capsys):
+    """A player or tag holding an escape sequence, a newline or a bidi override was printed
+    raw by ls and info (clearing the screen, faking a row, reversing the text); tag --add
+    stored one."""
+    path = recorded[0]
+    with h5py.File(path, "r+") as f:
+        f.attrs["player"] = json.dumps("a\nFAKE LINE\x1b[2J")
+        f.attrs["tags"] = json.dumps(["\u202egood", "\x1b[31mred"])
+    assert main(["ls", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\u202e" not in out
+    assert "a\\nFAKE LINE\\x1b[2J" in out and "\\u202egood,\\x1b[31mred" in out
+    assert len(out.strip().splitlines()) == 5  # header, rule, one row, blank, count
+    assert main(["info", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "  player: a\\nFAKE LINE\\x1b[2J\n" in out
+    before = path.read_bytes()
+    assert main(["tag", str(path), "--add", "\x1b[31mZ\nX"]) == 2
+    err = capsys.readouterr().err
+    assert err.strip() == (
+        f"demostudio: error: {path} [tags]: expected tags without control characters, "
+        "got '\\x1b[31mZ\\nX'"
+    )
+    assert path.read_bytes() == before

@@ -119,3 +119,26 @@ def test_cli_table_json_and_verify(folder, capsys):
     assert {"length", "return", "idle_start_share", "actions", "flags", "human_share"} <= set(first)
     assert main(["quality", str(folder / "nope")]) == 2
     assert "no such episode file or folder" in capsys.readouterr().err
+
+
+def test_a_file_that_would_crash_quality_is_its_own_line_and_exit_1(folder, capsys):
+    """A Discrete space of 10**12 actions made the histogram allocate 7 TiB (MemoryError,
+    the whole folder report lost); rewards of shape (T, 2) were "unreadable" without a field."""
+    files = sorted(folder.glob("*.h5"))
+    huge, wide = folder / "huge.h5", folder / "wide.h5"
+    shutil.copy(files[0], huge)
+    shutil.copy(files[0], wide)
+    with h5py.File(huge, "r+") as f:
+        f.attrs["action_space"] = json.dumps({"type": "Discrete", "n": 10**12, "start": 0})
+    with h5py.File(wide, "r+") as f:
+        rewards = f["rewards"][()]
+        del f["rewards"]
+        f["rewards"] = np.c_[rewards, rewards]
+    assert main(["quality", str(folder), "--no-progress"]) == 1
+    out = capsys.readouterr().out
+    assert f"{huge}: unreadable: {huge} [action_space]: expected a Discrete n" in out
+    assert f"{wide}: unreadable: {wide} [rewards]: expected shape" in out
+    assert all(str(p) in out for p in files)  # the good files are still assessed
+    assert main(["quality", str(folder), "--json"]) == 1
+    errors = [q["error"] for q in json.loads(capsys.readouterr().out)["episodes"] if q["error"]]
+    assert len(errors) == 2

@@ -46,3 +46,28 @@ def test_compact_skips_files_already_compact(episodes, capsys):
     assert "skipped" in capsys.readouterr().out
     with open_episode(path) as ep:
         assert ep.h5["frames"].compression_opts == 9
+
+
+@pytest.mark.parametrize("command", ["compact", "tag"])
+def test_frames_without_pixels_and_2d_rewards_are_refused_before_writing(episodes, command, capsys):
+    """Frames (T+1, 0, 0, 3) passed validate and made compact fail inside h5py ("All chunk
+    dimensions must be positive"); rewards (T, 2) were tagged and compacted as if fine."""
+    import h5py
+    import numpy as np
+
+    no_pixels, wide = episodes
+    with h5py.File(no_pixels, "r+") as f:
+        n = f["frames"].shape[0]
+        del f["frames"]
+        f["frames"] = np.zeros((n, 0, 0, 3), np.uint8)
+    with h5py.File(wide, "r+") as f:
+        rewards = f["rewards"][()]
+        del f["rewards"]
+        f["rewards"] = np.c_[rewards, rewards]
+    for path, field in ((no_pixels, "frames"), (wide, "rewards")):
+        before = path.read_bytes()
+        argv = [command, str(path)] + (["--add", "good"] if command == "tag" else [])
+        assert main(argv) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"demostudio: error: {path} [{field}]: expected ")
+        assert len(err.splitlines()) == 1 and path.read_bytes() == before

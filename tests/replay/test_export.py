@@ -185,3 +185,40 @@ def test_export_command_minari_calls_the_interop_exporter(episodes, tmp_path, ca
     assert code == 0
     assert "test/mountaincar-v0" in capsys.readouterr().out
     assert any(out.rglob("*.hdf5")) or any(out.rglob("*.h5"))
+
+
+@pytest.mark.parametrize("fmt", ["mp4", "gif"])
+def test_an_ffmpeg_failure_is_one_line_without_ffmpeg_output(episodes, tmp_path, capfd, fmt):
+    """MP4 went through imageio's pipe, which let ffmpeg print to the terminal and ended in a
+    BrokenPipe traceback; the GIF error carried all of ffmpeg's lines."""
+    out = tmp_path / f"taken.{fmt}"
+    out.mkdir()  # ffmpeg cannot open it for writing
+    argv = ["export", str(episodes[0]), "--format", fmt, "--end", "5", "--out", str(out)]
+    assert main([*argv, "--no-progress"]) == 2
+    captured = capfd.readouterr()  # at the descriptor level: ffmpeg's own writes too
+    assert captured.out == ""
+    assert captured.err.count("\n") == 1 and "Traceback" not in captured.err
+    assert captured.err.startswith(
+        f"demostudio: error: {out}: ffmpeg failed writing the {fmt.upper()}: "
+    )
+    assert "Is a directory" in captured.err
+
+
+def test_a_frame_rate_outside_the_schema_is_refused_on_both_sides(episodes, tmp_path, capsys):
+    """fps -30 or NaN in the file was a traceback ("expected fps > 0, got None"), 0 became
+    30 silently, 1e308 broke ffmpeg; --fps 1e308 was accepted."""
+    import h5py
+
+    bad = tmp_path / "fps.h5"
+    bad.write_bytes(episodes[0].read_bytes())
+    for raw in ("NaN", "-30", "0", "1e308"):
+        with h5py.File(bad, "r+") as f:
+            f.attrs["fps"] = raw
+        png = ["--format", "png", "--out", str(tmp_path / "p"), "--no-progress"]
+        assert main(["export", str(bad), *png]) == 2
+        err = capsys.readouterr().err.strip()
+        assert err.startswith(f"demostudio: error: {bad} [fps]: expected a number of steps")
+    argv = ["export", str(episodes[0]), "--fps", "1e308", "--out", str(tmp_path / "x.mp4")]
+    assert main(argv) == 2
+    assert "--fps: expected a number from 0.01 to 10000" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists() and not (tmp_path / "x.mp4").exists()
