@@ -60,6 +60,8 @@ TEXT_LIST = _Kind(
 
 
 def _is_date(v: Any) -> bool:
+    if isinstance(v, str) and v.endswith("Z"):  # Python 3.10 reads only "+00:00"
+        v = v[:-1] + "+00:00"
     try:
         datetime.fromisoformat(v)
     except (TypeError, ValueError):
