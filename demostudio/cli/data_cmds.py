@@ -83,11 +83,14 @@ def _filter(cfg: FilterConfig):
     )
 
 
-def _report_selection(selection) -> None:
+def _report_selection(selection) -> int:
+    """Print what was left out; the exit status: 1 when a file was skipped as unreadable
+    (the output holds the others, but not everything asked for)."""
     for path, error in selection.unreadable:
         print(f"skipped unreadable {path}: {error}", file=sys.stderr)
     if selection.rejected:
         print(f"{selection.rejected} episode(s) did not match the filters")
+    return 1 if selection.unreadable else 0
 
 
 def cmd_import(args: argparse.Namespace) -> int:
@@ -124,10 +127,10 @@ def cmd_merge(args: argparse.Namespace) -> int:
 
     cfg = dataclass_from_args(MergeConfig, args)
     result = merge(list(cfg.sources or ()), cfg.out, _filter(cfg))
-    _report_selection(result.selection)
+    status = _report_selection(result.selection)
     dup = f" ({result.duplicates} identical duplicate(s) copied once)" if result.duplicates else ""
     print(f"merged {len(result.files)} episode(s) into {cfg.out}{dup}")
-    return 0
+    return status
 
 
 def cmd_split(args: argparse.Namespace) -> int:
@@ -137,12 +140,12 @@ def cmd_split(args: argparse.Namespace) -> int:
     result = split(
         list(cfg.sources or ()), cfg.out, validation=cfg.validation, seed=cfg.seed, flt=_filter(cfg)
     )
-    _report_selection(result.selection)
+    status = _report_selection(result.selection)
     print(
         f"split {len(result.train) + len(result.validation)} episode(s) into {cfg.out}: "
         f"{len(result.train)} train, {len(result.validation)} validation (seed {cfg.seed})"
     )
-    return 0
+    return status
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

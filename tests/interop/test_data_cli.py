@@ -48,3 +48,17 @@ def test_merge_and_split_through_the_cli(demos, tmp_path, capsys):
     out = capsys.readouterr().out
     assert rc == 0 and "split 1 episode(s)" in out and "1 train, 0 validation" in out
     assert len(list((tmp_path / "s" / "train").rglob("*.h5"))) == 1
+
+
+def test_merge_and_split_exit_1_when_they_skip_an_unreadable_file(demos, tmp_path, capsys):
+    src = tmp_path / "src"
+    src.mkdir()
+    good = demos["MountainCar-v0"][0]
+    (src / good.name).write_bytes(good.read_bytes())
+    (src / "broken.h5").write_bytes(b"not an episode")
+    assert main(["merge", str(src), "--out", str(tmp_path / "m")]) == 1
+    captured = capsys.readouterr()
+    assert "merged 1 episode(s)" in captured.out and "skipped unreadable" in captured.err
+    assert main(["split", str(src), "--out", str(tmp_path / "s")]) == 1
+    assert "skipped unreadable" in capsys.readouterr().err
+    assert len(list((tmp_path / "m").rglob("*.h5"))) == 1
