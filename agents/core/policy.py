@@ -35,9 +35,7 @@ class PolicyStep(NamedTuple):
 
 
 class Selector(Protocol):
-    """Turns one network step (heads ``[1, n, ...]``) into actions and extras. A selector
-    with a state per env (the Reactor's held options) may also have ``reset(which)``:
-    :meth:`BatchPolicy.reset` calls it with the ``[n]`` bool mask of new episodes."""
+    """Turns one network step (heads ``[1, n, ...]``) into actions and extras."""
 
     def __call__(self, out: NetworkOutput, rng: np.random.Generator) -> PolicyStep: ...
 
@@ -147,9 +145,6 @@ class BatchPolicy:
         self.state = LSTMState(self.state.h * keep, self.state.c * keep)
         self.prev_action[sel] = -1
         self.prev_reward[sel] = 0.0
-        reset = getattr(self.selector, "reset", None)
-        if reset is not None:
-            reset(sel)
 
     def numpy_state(self) -> tuple[np.ndarray, np.ndarray]:
         """The current state (before the next observation), each ``[n, H]``."""

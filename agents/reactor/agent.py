@@ -28,7 +28,7 @@ from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
 from agents.core.run import RunContext, TrainResult, train
 from agents.core.targets import Polyak, TargetRule
-from agents.reactor.acting import BehaviourSample, HeldOptions, demo_extras
+from agents.reactor.acting import BehaviourSample, demo_extras
 from agents.reactor.config import ReactorConfig
 from agents.reactor.learning import CRITIC, POLICY, reactor_learner_loss
 from agents.reactor.support import default_support
@@ -85,10 +85,7 @@ class Reactor(Agent):
     def acting_selector(self, n: int) -> Selector:
         cfg = self.cfg
         eps = epsilon_ladder(n, cfg.epsilon_base, cfg.epsilon_alpha)
-        sample = BehaviourSample(eps, POLICY, self.full_behaviour)
-        if cfg.option_epsilon == 0.0:
-            return sample
-        return HeldOptions(sample, cfg.option_epsilon, cfg.option_exponent, cfg.option_max_steps)
+        return BehaviourSample(eps, POLICY, self.full_behaviour)
 
     def eval_selector(self, epsilon: float) -> Selector:
         if self.cfg.eval_greedy:

@@ -43,8 +43,6 @@ Beyond the seed (the Reactor paper): ``--distributional`` / ``--num-atoms`` / ``
 shapes the shared torso), and the behaviour policy
 ``mu = (1 - eps_i) pi + eps_i / A`` of actor ``i``, ``eps_i`` from the core's ladder
 (``--epsilon-base``, ``--epsilon-alpha``; alpha 0: every actor mixes with epsilon-base),
-actions held for a few steps now and then (``--option-epsilon``, ``--option-exponent``,
-``--option-max-steps``),
 and ``--learning-rate-final`` / ``--learning-rate-steps`` (a linear anneal of the rate by
 env steps).
 
@@ -71,7 +69,6 @@ from agents.core.config import (
     RunConfig,
     SequenceConfig,
     require,
-    require_unit,
 )
 
 
@@ -192,17 +189,6 @@ class ReactorConfig(
     eval_greedy: bool = True
     """Evaluate (and watch) with the most probable action of pi; off: sample from pi."""
 
-    option_epsilon: float = 0.0
-    """Temporally extended exploration ("ez-greedy", Dabney et al. 2021): at each step outside
-    an option, the chance that an actor starts one, a uniformly drawn action held for
-    n ~ zeta(--option-exponent) steps (at most --option-max-steps); mu records it exactly
-    (agents/reactor/acting.py, HeldOptions). 0: off."""
-    option_exponent: float = 2.0
-    """Exponent of the zeta distribution of an option's length (2: P(n) ~ 1/n^2; most
-    options last 1-3 steps, a few many more)."""
-    option_max_steps: int = 100
-    """Longest option, in steps."""
-
     learning_rate_final: float | None = 5e-5
     """Anneal --learning-rate linearly to this over --learning-rate-steps env steps, then hold
     it (none: a constant rate). The schedule follows env steps, not --total-env-steps, so a
@@ -224,9 +210,6 @@ class ReactorConfig(
     def check(self) -> None:
         require(self, ("learning_rate_final",), 0.0, strict=True)
         require(self, ("learning_rate_steps",), 0)
-        require(self, ("option_max_steps",), 1)
-        require(self, ("option_exponent",), 1.0, strict=True)
-        require_unit(self, ("option_epsilon",))
 
 
 __all__ = ["ReactorConfig", "ReactorLossConfig"]
