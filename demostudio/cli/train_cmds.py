@@ -52,7 +52,8 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(entry.config_cls, ns)
     try:
         if getattr(cfg, "resume", False):  # BC trains in one go and has no --resume
-            cfg = resume_config(args.algo, entry.config_cls, cfg, ns, args.args)
+            fresh_ok = entry.agent_cls.resume_by_default
+            cfg = resume_config(args.algo, entry.config_cls, cfg, ns, args.args, fresh_ok)
         result = entry.train(cfg)
     except (ValueError, FileNotFoundError, KeyError) as exc:
         raise CommandError(str(exc)) from None
@@ -66,10 +67,15 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def resume_config(algo: str, cls: type, cfg, ns: argparse.Namespace, argv: list[str]):
+def resume_config(
+    algo: str, cls: type, cfg, ns: argparse.Namespace, argv: list[str], fresh_ok: bool = False
+):
     """``--resume`` continues the run as it was configured: the config saved in its last
-    checkpoint, with only the flags given on this command line changed."""
-    from agents.core.checkpoint import latest_checkpoint, load_checkpoint
+    checkpoint, with only the flags given on this command line changed. A folder without
+    checkpoints is an error here, before the flags are checked as a fresh run's (a resume
+    needs no --demos), unless ``fresh_ok`` (an algorithm that resumes by default starts
+    afresh)."""
+    from agents.core.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
     from agents.core.run import default_run_dir, resolve_env
 
     if cfg.run_dir is None:
@@ -77,7 +83,9 @@ def resume_config(algo: str, cls: type, cfg, ns: argparse.Namespace, argv: list[
     run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(algo, cfg)
     found = latest_checkpoint(run_dir)
     if found is None:
-        return cfg  # the trainer says that there is nothing to resume
+        if fresh_ok:
+            return cfg  # nothing to resume yet: a fresh run
+        raise CheckpointError(run_dir, "--resume: expected a run folder with checkpoints, got none")
     saved = load_checkpoint(found)["config"]
     given = {k: v for k, v in vars(ns).items() if k in explicit_fields(cls, argv)}
     return dataclass_from_values(cls, {**saved, **given, "run_dir": run_dir, "resume": True})

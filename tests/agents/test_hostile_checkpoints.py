@@ -208,3 +208,13 @@ def test_epsilon_outside_0_1_is_refused(tmp_path, capsys, epsilon):
     argv = ["watch", str(run), "--headless", "--record", str(tmp_path / "rec"), "--epsilon"]
     assert "--epsilon: expected in [0, 1]" in _error_line([*argv, epsilon], capsys)
     assert not (tmp_path / "rec").exists()
+
+
+def test_resume_of_a_folder_without_checkpoints_is_named_before_the_flags(tmp_path, capsys):
+    """r2d3 needs --demos for a fresh run, not for a resume: a folder that holds no run says
+    so, rather than asking for demos."""
+    argv = ["train", "r2d3", "--env", "MountainCar-v0", "--resume", "--run-dir", str(tmp_path)]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path}: --resume: expected a run folder with checkpoints, got none" in err
+    assert "--demos" not in err and list(tmp_path.iterdir()) == []
