@@ -153,8 +153,16 @@ def cmd_info(args: argparse.Namespace) -> int:
     return 0
 
 
+def _none_found(paths: list) -> int:
+    """A check that found nothing to check does not pass: exit 1, saying where it looked."""
+    print(f"no episodes under {', '.join(map(str, paths))}", file=sys.stderr)
+    return 1
+
+
 def cmd_validate(args: argparse.Namespace) -> int:
     files = find_episodes(args.paths)
+    if not files:
+        return _none_found(args.paths)
     bad = 0
     for path in files:
         problems = validate(path)
@@ -173,7 +181,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
     from tqdm import tqdm
 
     failed = errors = 0
-    for path in find_episodes(args.paths):
+    files = find_episodes(args.paths)
+    if not files:
+        return _none_found(args.paths)
+    for path in files:
         with tqdm(desc=path.name, unit="step", leave=False, disable=args.quiet) as bar:
 
             def progress(done: int, total: int, bar=bar) -> None:

@@ -123,3 +123,11 @@ def test_ls_and_info_escape_control_characters_and_tag_refuses_them(recorded, ca
         "got '\\x1b[31mZ\\nX'"
     )
     assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["validate", "verify"])
+def test_a_check_that_finds_no_episodes_does_not_pass(tmp_path, capsys, command):
+    empty = tmp_path / "looks-like.h5"  # a folder, holding nothing
+    empty.mkdir()
+    assert main([command, str(empty)]) == 1
+    assert capsys.readouterr().err.strip() == f"no episodes under {empty}"
