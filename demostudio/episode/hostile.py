@@ -58,9 +58,15 @@ def describe_link(link: Any) -> str:
 
 
 def checked_datasets(
-    f: h5py.File, path: object, *, kept_length: int | None = None, vlen_bytes: bool = False
+    f: h5py.Group,
+    path: object,
+    *,
+    kept_length: int | None = None,
+    vlen_bytes: bool = False,
+    prefix: str = "",
 ) -> dict[str, h5py.Dataset]:
-    """Every dataset of ``f`` by name ("infos/a/b"), after checking every link and storage.
+    """Every dataset of ``f`` (a file, or one group of it whose name is ``prefix``, ending in
+    "/") by name ("infos/a/b"), after checking every link and storage.
 
     Only plain hard links to groups and datasets are accepted (never an external or soft link,
     which are not followed), datasets must store their data in this file (no external raw
@@ -70,7 +76,7 @@ def checked_datasets(
     ``vlen_bytes`` also accepts variable-length byte strings (Minari's JPEG images). Raises
     EpisodeError naming the file and the dataset."""
     out: dict[str, h5py.Dataset] = {}
-    stack: list[tuple[str, h5py.Group, int]] = [("", f, 0)]
+    stack: list[tuple[str, h5py.Group, int]] = [(prefix, f, prefix.count("/"))]
     unstored = 0
     while stack:
         prefix, group, depth = stack.pop()
@@ -81,7 +87,7 @@ def checked_datasets(
         for key in keys:
             name = f"{prefix}{key}"
             try:
-                obj = _hard_linked(group, key, path, name)
+                obj = hard_linked(group, key, path, name)
                 if len(out) + len(stack) > MAX_OBJECTS:
                     raise EpisodeError(
                         path, name, f"expected at most {MAX_OBJECTS} datasets and groups"
@@ -116,8 +122,9 @@ def damaged(exc: BaseException) -> str:
     return f"expected readable data, the file is damaged ({short_error(exc)})"
 
 
-def _hard_linked(group: h5py.Group, key: str, path: object, name: str) -> Any:
-    """The group or dataset ``key`` of ``group``, opened only if it is a plain hard link."""
+def hard_linked(group: h5py.Group, key: str, path: object, name: str) -> Any:
+    """The group or dataset ``key`` of ``group`` (``name`` in errors), opened only if it is a
+    plain hard link."""
     link = group.get(key, getlink=True)
     if not isinstance(link, h5py.HardLink):
         raise EpisodeError(

@@ -16,7 +16,7 @@ from typing import Any
 import h5py
 
 from demostudio.episode import EpisodeError
-from demostudio.episode.hostile import checked_datasets, guard, open_h5
+from demostudio.episode.hostile import checked_datasets, guard, hard_linked, open_h5
 
 MAIN_FILE = "main_data.hdf5"
 """Where Minari's HDF5 storage keeps every episode."""
@@ -35,21 +35,23 @@ def check_minari_file(dataset: Any) -> None:
 
 
 def check_hdf5_episodes(path: Path, indices: Iterable[int]) -> None:
-    """Check the file at ``path`` and the declared shapes of its episodes ``indices``."""
+    """Check the file at ``path`` and the declared shapes of its episodes ``indices``, one
+    episode group at a time (the per-file limit on datasets applies to each episode, so a
+    dataset of many episodes is not refused for its size)."""
     f = open_h5(path, "r")
     try:
         with guard(path, None):
-            episodes: dict[str, dict[str, h5py.Dataset]] = {}
-            for name, ds in checked_datasets(f, path, vlen_bytes=True).items():
-                episode, _, part = name.partition("/")
-                episodes.setdefault(episode, {})[part] = ds
             for i in indices:
                 episode = f"episode_{int(i)}"
-                if episode not in episodes:
+                if f.get(episode, getlink=True) is None:  # never follows the link
                     raise EpisodeError(
                         path, episode, "expected this episode (metadata.json counts it), missing"
                     )
-                _check_rows(path, episode, episodes[episode])
+                group = hard_linked(f, episode, path, episode)
+                if not isinstance(group, h5py.Group):
+                    raise EpisodeError(path, episode, "expected a group of datasets, got a dataset")
+                found = checked_datasets(group, path, vlen_bytes=True, prefix=episode + "/")
+                _check_rows(path, episode, {n.partition("/")[2]: ds for n, ds in found.items()})
     finally:
         f.close()
 

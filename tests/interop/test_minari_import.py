@@ -346,3 +346,27 @@ def test_import_checks_the_data_file_before_reading_it(
     assert re.search(expected, lines[0]), lines
     assert not out.exists() and outside.read_bytes() == before
     assert peak < 100 * 2**20, peak
+
+
+def test_the_dataset_limit_applies_per_episode_not_per_file(tmp_path, monkeypatch):
+    """A Minari file of many episodes holds more datasets than one episode file may; the
+    check counts them one episode at a time (here with the limit lowered to 20)."""
+    from demostudio.episode import hostile
+    from demostudio.interop.minari_check import check_hdf5_episodes
+
+    path = tmp_path / "main_data.hdf5"
+    with h5py.File(path, "w") as f:
+        for i in range(10):
+            g = f.create_group(f"episode_{i}")
+            g["observations"] = np.zeros((4, 2), np.float32)
+            g["actions"] = np.zeros(3, np.int64)
+            g["rewards"] = np.zeros(3, np.float32)
+            g["terminations"] = np.zeros(3, bool)
+            g["truncations"] = np.zeros(3, bool)
+    monkeypatch.setattr(hostile, "MAX_OBJECTS", 20)
+    check_hdf5_episodes(path, range(10))  # 50 datasets in all, 5 per episode
+    with h5py.File(path, "a") as f:
+        for k in range(20):
+            f.create_group(f"episode_3/extra_{k}")
+    with pytest.raises(EpisodeError, match=r"\[episode_3/.*expected at most 20 datasets"):
+        check_hdf5_episodes(path, range(10))
