@@ -9,6 +9,7 @@ are read by Minari as they are."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -16,12 +17,46 @@ from typing import Any
 import h5py
 
 from demostudio.episode import EpisodeError
-from demostudio.episode.hostile import checked_datasets, guard, hard_linked, open_h5
+from demostudio.episode.attrs import MAX_ATTR_BYTES
+from demostudio.episode.hostile import (
+    checked_datasets,
+    guard,
+    hard_linked,
+    not_a_regular_file,
+    open_h5,
+    short_error,
+)
 
 MAIN_FILE = "main_data.hdf5"
 """Where Minari's HDF5 storage keeps every episode."""
 _ROWS = {"observations": 1, "actions": 0, "terminations": 0, "truncations": 0, "infos": 1}
 """Rows of each part of an episode, relative to its number of steps."""
+
+
+MAX_EPISODES = 10_000_000
+"""Most episodes a local dataset's metadata.json may count (Minari makes an index array of
+them before reading anything: 80 MB at this count)."""
+
+
+def check_metadata(data: Path) -> None:
+    """Before Minari opens the local dataset folder ``data``: its ``metadata.json`` is a
+    regular file of at most 16 MB whose ``total_episodes`` is a count up to
+    :data:`MAX_EPISODES` (a hostile count makes Minari allocate an index array of it)."""
+    path = data / "metadata.json"
+    problem = not_a_regular_file(path, "a Minari metadata file")
+    if problem is not None:
+        raise EpisodeError(path, None, problem)
+    if path.stat().st_size > MAX_ATTR_BYTES:
+        raise EpisodeError(path, None, f"expected at most {MAX_ATTR_BYTES} bytes of JSON")
+    try:
+        meta = json.loads(path.read_bytes())
+    except (ValueError, RecursionError) as exc:
+        raise EpisodeError(path, None, f"expected JSON ({short_error(exc)})") from None
+    count = meta.get("total_episodes") if isinstance(meta, dict) else None
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_EPISODES:
+        raise EpisodeError(
+            path, "total_episodes", f"expected a count from 0 to {MAX_EPISODES}, got {count!r:.60}"
+        )
 
 
 def check_minari_file(dataset: Any) -> None:

@@ -33,7 +33,7 @@ from demostudio.episode import (
 )
 
 from .codec import flatten, info_row, rows, text
-from .minari_check import check_minari_file
+from .minari_check import check_metadata, check_minari_file
 from .minari_store import EPISODE_ATTR, EXTRA_KEY, METADATA_KEY, require_minari
 from .resimulate import Diverged, Resimulation
 
@@ -80,6 +80,8 @@ def _open(minari: Any, dataset_id_or_path: str) -> tuple[Any, Path]:
     data = path / "data" if (path / "data" / "metadata.json").exists() else path
     local = (data / "metadata.json").exists()
     where = data if local else path
+    if local:
+        check_metadata(data)  # before Minari sizes anything by it
     try:
         dataset = minari.MinariDataset(data) if local else minari.load_dataset(str(path))
         return dataset, where
