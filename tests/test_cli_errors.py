@@ -81,6 +81,8 @@ EXPLICIT: dict[str, list[str]] = {
         "train nosuchalgo",
         f"train r2d2 --env {BAD_ENV} --run-dir {{tmp}}/run --total-env-steps 50",
         f"train r2d3 --env CartPole-v1 --demos {MISSING} --run-dir {{tmp}}/run",
+        'train r2d2 --env CartPole-v1 --env-kwargs {{"render_mode":"human"}} '
+        "--run-dir {tmp}/run --total-env-steps 50",
     ],
     "coach": [
         "coach nosuchalgo",

@@ -104,6 +104,11 @@ class RunConfig(ConfigGroup):
         require(self, ("eval_every",), 0)
         if not isinstance(self.make_kwargs(), dict):
             raise ValueError(f"--env-kwargs: expected a JSON object, got {self.env_kwargs!r}")
+        if "render_mode" in json.loads(self.env_kwargs or "{}"):
+            raise ValueError(
+                "--env-kwargs: expected no render_mode (each command chooses how its envs "
+                f"render: `demostudio watch RUN` shows the agent), got {self.env_kwargs!r}"
+            )
 
     def make_kwargs(self) -> dict[str, Any]:
         """The kwargs without ``render_mode``: how an env renders is the command's to say
