@@ -96,9 +96,7 @@ def _progress(path: Path) -> tuple[int, int] | None:
     if not_a_regular_file(path, "a checkpoint") is not None:
         return None
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            payload = torch.load(path, map_location="cpu", weights_only=True, mmap=True)
+        payload = _quiet_load(path, "cpu", mmap=True)
         counters = payload["counters"]
         return int(counters["env_steps"]), int(counters.get("updates", 0))
     except Exception:  # a damaged or foreign file is not a candidate
@@ -254,9 +252,7 @@ def _torch_load(p: Path, map_location: str | torch.device) -> Any:
     if magic != _ZIP_MAGIC:
         raise CheckpointError(p, f"expected {EXPECTED}, got an unreadable file: not a zip archive")
     try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")  # torch warns of pickle protocols before refusing
-            return torch.load(p, map_location=map_location, weights_only=True)
+        return _quiet_load(p, map_location)
     except Exception as exc:  # torch raises several types for foreign or damaged files
         named = _GLOBAL.search(str(exc))
         why = (
@@ -265,6 +261,14 @@ def _torch_load(p: Path, map_location: str | torch.device) -> Any:
             else "a damaged archive or one holding more than tensors"
         )
         raise CheckpointError(p, f"expected {EXPECTED}, got an unreadable file: {why}") from None
+
+
+def _quiet_load(p: Path, map_location: str | torch.device, mmap: bool = False) -> Any:
+    """``torch.load(weights_only=True)`` without torch's warnings (it warns of pickle
+    protocols before refusing a file)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return torch.load(p, map_location=map_location, weights_only=True, mmap=mmap)
 
 
 def _check_values(p: Path, payload: dict[str, Any]) -> None:

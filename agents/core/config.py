@@ -73,7 +73,7 @@ class RunConfig(ConfigGroup):
     """Gymnasium env id to train on (required unless every demo was recorded on one env)."""
     env_kwargs: str = "{}"
     """Extra gymnasium.make keyword arguments as JSON, e.g. '{"max_episode_steps": 500}'
-    (a render_mode among them is left out: each command chooses its own)."""
+    (no render_mode: each command chooses its own; a saved config's is left out)."""
     seed: int = 0
     """Seed for envs, sampling, exploration, network init and evaluation episodes."""
     fixed_layout: bool = False
@@ -102,23 +102,27 @@ class RunConfig(ConfigGroup):
     def check(self) -> None:
         require(self, ("eval_episodes", "torch_threads"), 1)
         require(self, ("eval_every",), 0)
-        if not isinstance(self.make_kwargs(), dict):
+        kwargs = self._parsed_kwargs()
+        if not isinstance(kwargs, dict):
             raise ValueError(f"--env-kwargs: expected a JSON object, got {self.env_kwargs!r}")
-        if "render_mode" in json.loads(self.env_kwargs or "{}"):
+        if "render_mode" in kwargs:
             raise ValueError(
                 "--env-kwargs: expected no render_mode (each command chooses how its envs "
                 f"render: `demostudio watch RUN` shows the agent), got {self.env_kwargs!r}"
             )
 
-    def make_kwargs(self) -> dict[str, Any]:
-        """The kwargs without ``render_mode``: how an env renders is the command's to say
-        (none in training and evaluate, a window in watch), never a saved config's."""
+    def _parsed_kwargs(self) -> Any:
         try:
-            kwargs = json.loads(self.env_kwargs or "{}")
+            return json.loads(self.env_kwargs or "{}")
         except json.JSONDecodeError as exc:
             raise ValueError(
                 f"--env-kwargs: expected JSON, got {self.env_kwargs!r} ({exc})"
             ) from None
+
+    def make_kwargs(self) -> dict[str, Any]:
+        """The kwargs without ``render_mode``: how an env renders is the command's to say
+        (none in training and evaluate, a window in watch), never a saved config's."""
+        kwargs = self._parsed_kwargs()
         if isinstance(kwargs, dict):
             kwargs.pop("render_mode", None)
         return kwargs

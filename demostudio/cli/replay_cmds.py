@@ -9,7 +9,7 @@ from typing import Literal
 
 from demostudio.cli import CommandError
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
-from demostudio.episode.schema import MAX_FPS, MIN_FPS
+from demostudio.episode.schema import FPS_RANGE, fps_in_range
 from demostudio.ui.display import require_display
 
 
@@ -115,10 +115,8 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CommandError(f"{path}: expected an episode file, got a folder or nothing")
     if not cfg.scale > 0:
         raise CommandError(f"--scale: expected a number > 0, got {cfg.scale}")
-    if cfg.fps is not None and not MIN_FPS <= cfg.fps <= MAX_FPS:
-        raise CommandError(
-            f"--fps: expected a number from {MIN_FPS:g} to {MAX_FPS:g}, got {cfg.fps}"
-        )
+    if cfg.fps is not None and not fps_in_range(cfg.fps):
+        raise CommandError(f"--fps: expected a number {FPS_RANGE}, got {cfg.fps}")
     from tqdm import tqdm
 
     from demostudio.export import export_episode

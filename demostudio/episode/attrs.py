@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 from .hostile import short_error
-from .schema import MAX_FPS, MAX_FRAMESKIP, MIN_FPS, EpisodeError
+from .schema import FPS_RANGE, MAX_FRAMESKIP, EpisodeError, fps_in_range
 
 MAX_ATTR_BYTES = 16 * 1024 * 1024
 """Largest JSON text accepted for one attribute (env specs and space bounds are far smaller)."""
@@ -74,10 +74,7 @@ def _is_skip(v: Any) -> bool:
 
 
 SCHEMA = _Kind("an integer >= 1", lambda v: _is_int(v) and v >= 1)
-FPS = _Kind(
-    f"a number of steps per second from {MIN_FPS:g} to {MAX_FPS:g}",
-    lambda v: isinstance(v, (int, float)) and not isinstance(v, bool) and MIN_FPS <= v <= MAX_FPS,
-)
+FPS = _Kind(f"a number of steps per second {FPS_RANGE}", fps_in_range)
 FRAMESKIP = _Kind(
     f"an integer from 1 to {MAX_FRAMESKIP} or a list [low, high] of them",
     lambda v: _is_skip(v) or (isinstance(v, list) and len(v) == 2 and all(map(_is_skip, v))),

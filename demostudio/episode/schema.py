@@ -92,10 +92,18 @@ MIN_FPS = 0.01
 """Slowest frame rate a file may state (one step per 100 s; GIF delays go up to 655 s)."""
 MAX_FPS = 10_000.0
 """Fastest frame rate a file may state (or an export may ask for)."""
+FPS_RANGE = f"from {MIN_FPS:g} to {MAX_FPS:g}"
+"""The accepted frame rates, as error messages say it."""
 MAX_FRAMESKIP = 1000
 """Largest frameskip a file may state (ALE's is 4; a step of 1000 frames is 17 s of play)."""
 MAX_DISCRETE_N = 1 << 16
 """Most choices of a Discrete space (Atari has 18 actions, Taxi 500 states)."""
+
+
+def fps_in_range(fps: object) -> bool:
+    """``fps`` is a number (not a bool) a file may state as its frame rate."""
+    return isinstance(fps, (int, float)) and not isinstance(fps, bool) and MIN_FPS <= fps <= MAX_FPS
+
 
 # Root attributes every finished episode must have.
 REQUIRED_ATTRS = (

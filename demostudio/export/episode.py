@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from demostudio.episode import EpisodeError, open_episode
-from demostudio.episode.schema import MAX_FPS, MIN_FPS
+from demostudio.episode.schema import FPS_RANGE, fps_in_range
 
 from .framing import FrameRange, resolve_range, scale_frame, scaled_size, stored_fps
 from .writers import FORMATS, open_writer
@@ -56,8 +56,8 @@ def export_episode(
             raise EpisodeError(path, "frames", "expected recorded frames to export, there are none")
         frames = resolve_range(ep.summary, start, end)
         rate = stored_fps(ep.summary) if fps is None else float(fps)
-        if not MIN_FPS <= rate <= MAX_FPS:
-            raise ValueError(f"expected fps from {MIN_FPS:g} to {MAX_FPS:g}, got {fps}")
+        if not fps_in_range(rate):
+            raise ValueError(f"expected fps {FPS_RANGE}, got {rate}")
         height, width = ep.frame_shape[:2]
         size = scaled_size(width, height, scale)
         target = Path(out) if out is not None else default_output(path, fmt, frames, len(ep) + 1)

@@ -7,7 +7,7 @@ from typing import NamedTuple
 import numpy as np
 
 from demostudio.episode import EpisodeError, EpisodeSummary, ensure_registered
-from demostudio.episode.schema import MAX_FPS, MIN_FPS
+from demostudio.episode.schema import fps_in_range
 
 DEFAULT_FPS = 30.0
 """Used when neither the episode nor its env class states a frame rate."""
@@ -62,8 +62,7 @@ def stored_fps(summary: EpisodeSummary) -> float:
         fps = getattr(cls, "metadata", {}).get("render_fps")
     except Exception:  # an env that is not installed still replays at the default rate
         fps = None
-    ok = isinstance(fps, (int, float)) and MIN_FPS <= fps <= MAX_FPS
-    return float(fps) if ok else DEFAULT_FPS
+    return float(fps) if fps_in_range(fps) else DEFAULT_FPS
 
 
 def scaled_size(width: int, height: int, scale: float) -> tuple[int, int]:
