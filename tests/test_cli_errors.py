@@ -45,6 +45,8 @@ def _generated(name: str, parser: argparse.ArgumentParser) -> list[list[str]]:
             cases.append([name, action.option_strings[0], "no-such-choice"])
         elif getattr(action.type, "__name__", "") in ("int", "float"):
             cases.append([name, action.option_strings[0], "not-a-number"])
+            if action.type.__name__ == "float":
+                cases.append([name, action.option_strings[0], "nan"])
     return cases
 
 
@@ -83,6 +85,7 @@ EXPLICIT: dict[str, list[str]] = {
         f"train r2d3 --env CartPole-v1 --demos {MISSING} --run-dir {{tmp}}/run",
         'train r2d2 --env CartPole-v1 --env-kwargs {{"render_mode":"human"}} '
         "--run-dir {tmp}/run --total-env-steps 50",
+        "train reactor --env CartPole-v1 --learning-rate inf --run-dir {tmp}/run",
     ],
     "coach": [
         "coach nosuchalgo",

@@ -78,6 +78,10 @@ def test_bad_values_are_argparse_errors(capsys):
     with pytest.raises(SystemExit):
         _parse(["--lr", "fast"])
     assert "invalid float value" in capsys.readouterr().err
+    for text in ("nan", "inf", "-inf"):
+        with pytest.raises(SystemExit):
+            _parse([f"--lr={text}"])
+        assert f"argument --lr: expected a finite number, got '{text}'" in capsys.readouterr().err
 
 
 @dataclass

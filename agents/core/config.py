@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar, Literal, TypeVar
@@ -56,6 +57,11 @@ class ConfigGroup:
         """Raise ValueError naming the flag for values of this group that cannot work."""
 
     def validate(self) -> None:
+        """Every number finite (a saved config may hold NaN), then each group's check."""
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ValueError(f"{_flag(f.name)}: expected a finite number, got {value}")
         seen = set()
         for klass in reversed(type(self).__mro__):
             fn = klass.__dict__.get("check")

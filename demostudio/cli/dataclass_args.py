@@ -14,6 +14,7 @@ import ast
 import dataclasses
 import inspect
 import itertools
+import math
 import textwrap
 import types
 from functools import cache
@@ -53,10 +54,23 @@ def _unwrap_optional(tp: Any) -> tuple[Any, bool]:
     return tp, False
 
 
+def finite_float(text: str) -> float:
+    """A float flag's value: a number, never nan or +-inf (no setting means them)."""
+    value = float(text)  # not a number: argparse says "invalid float value"
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+finite_float.__name__ = "float"  # argparse names the type in its messages
+
+
 def _scalar_parser(tp: Any) -> Any:
     if tp is Path:
         return Path
-    if tp in (int, float, str):
+    if tp is float:
+        return finite_float
+    if tp in (int, str):
         return tp
     raise TypeError(
         f"expected a field type of int, float, str, bool, Path, Literal, tuple "

@@ -200,7 +200,7 @@ def test_env_kwargs_must_be_a_json_object_and_never_choose_the_render_mode(tmp_p
     assert line.endswith(f"{final} [env_kwargs]: expected a JSON object as text, got '{{not json'")
 
 
-@pytest.mark.parametrize("epsilon", ["2", "-0.1", "nan"])
+@pytest.mark.parametrize("epsilon", ["2", "-0.1"])
 def test_epsilon_outside_0_1_is_refused(tmp_path, capsys, epsilon):
     run, _ = _run_dir(tmp_path, _payload())
     line = _error_line([*_evaluate(run), "--epsilon", epsilon], capsys)
@@ -208,6 +208,25 @@ def test_epsilon_outside_0_1_is_refused(tmp_path, capsys, epsilon):
     argv = ["watch", str(run), "--headless", "--record", str(tmp_path / "rec"), "--epsilon"]
     assert "--epsilon: expected in [0, 1]" in _error_line([*argv, epsilon], capsys)
     assert not (tmp_path / "rec").exists()
+
+
+def test_epsilon_nan_is_refused_by_the_parser(tmp_path, capsys):
+    run, _ = _run_dir(tmp_path, _payload())
+    with pytest.raises(SystemExit) as exit_:
+        main([*_evaluate(run), "--epsilon", "nan"])
+    assert exit_.value.code == 2
+    assert "argument --epsilon: expected a finite number, got 'nan'" in capsys.readouterr().err
+
+
+def test_a_saved_config_with_a_number_that_is_not_finite_is_refused_on_resume(tmp_path, capsys):
+    payload = _payload()
+    payload["config"]["learning_rate"] = float("nan")  # JSON and torch both carry NaN
+    run, final = _run_dir(tmp_path, payload)
+    before = final.read_bytes()
+    argv = ["train", "r2d2", "--resume", "--run-dir", str(run), "--total-env-steps", "50"]
+    line = _error_line(argv, capsys)
+    assert line.endswith("--learning-rate: expected a finite number, got nan"), line
+    assert final.read_bytes() == before
 
 
 def test_resume_of_a_folder_without_checkpoints_is_named_before_the_flags(tmp_path, capsys):
