@@ -15,11 +15,14 @@ from typing import Any
 import h5py
 import numpy as np
 
-from .hostile import short_error
+from .hostile import MAX_HEAP_OBJECT_BYTES, short_error
 from .schema import FPS_RANGE, MAX_FRAMESKIP, EpisodeError, fps_in_range
 
-MAX_ATTR_BYTES = 16 * 1024 * 1024
-"""Largest JSON text accepted for one attribute (env specs and space bounds are far smaller)."""
+MAX_ATTR_BYTES = MAX_HEAP_OBJECT_BYTES
+"""Largest JSON text accepted for one attribute (env specs and space bounds are far smaller).
+A fixed-length text's stored size is checked before it is read; a variable-length one's
+cannot be known without reading it, so every such value in the file was bounded by this size
+before the file was opened (:func:`~demostudio.episode.hostile.global_heap_problem`)."""
 MAX_JSON_DEPTH = 64
 """Deepest nesting of lists / objects accepted in one attribute."""
 
@@ -53,7 +56,7 @@ GYM_ID = _Kind(
     " to import)",
     lambda v: isinstance(v, str) and re.fullmatch(r"[A-Za-z0-9_./-]{1,200}", v) is not None,
 )
-SPEC = _Kind("an object or text", lambda v: isinstance(v, (dict, str)))
+SPEC = _Kind("an object (the JSON of EnvSpec.to_json())", lambda v: isinstance(v, dict))
 TEXT_LIST = _Kind(
     "a list of text", lambda v: isinstance(v, list) and all(isinstance(x, str) for x in v)
 )
@@ -196,10 +199,13 @@ def read_json(obj: h5py.HLObject, key: str, path: object) -> Any:
         shape, dtype = aid.shape, aid.dtype
     except (OSError, RuntimeError, ValueError, TypeError) as exc:
         raise EpisodeError(path, key, f"cannot read this attribute ({short_error(exc)})") from None
-    if shape not in ((), None) or h5py.check_string_dtype(dtype) is None:
+    text = h5py.check_string_dtype(dtype)
+    if shape not in ((), None) or text is None:
         raise EpisodeError(
             path, key, f"expected one JSON text, got {dtype} values of shape {shape}"
         )
+    if text.length is not None and text.length > MAX_ATTR_BYTES:  # fixed-length: not read yet
+        raise EpisodeError(path, key, f"expected at most {MAX_ATTR_BYTES} bytes of JSON")
     try:
         raw = obj.attrs[key]
     except (OSError, RuntimeError, ValueError, TypeError) as exc:
@@ -228,8 +234,15 @@ def read_json(obj: h5py.HLObject, key: str, path: object) -> Any:
 
 
 def read_attrs(obj: h5py.HLObject, path: object) -> dict[str, Any]:
-    """Every attribute of ``obj``, checked by :func:`read_attr`."""
+    """Every attribute of ``obj``, checked by :func:`read_attr`. Attributes kept in dense
+    storage (a file may put them there) are loaded whole when they are listed, so their
+    stored size is checked first."""
     try:
+        dense = h5py.h5o.get_info(obj.id).meta_size.attr.heap_size
+        if dense > MAX_ATTR_BYTES:
+            raise EpisodeError(
+                path, None, f"expected at most {MAX_ATTR_BYTES} bytes of attributes, got {dense}"
+            )
         names = list(obj.attrs)
     except (OSError, RuntimeError, ValueError, TypeError) as exc:
         raise EpisodeError(path, None, f"cannot list the attributes ({short_error(exc)})") from None

@@ -1,7 +1,8 @@
 """Reading episode files as hostile input: the checks every reader goes through.
 
 A file is looked at before HDF5 reads anything in it that could hang or allocate without bound
-(a global heap collection HDF5 would walk forever); its links are looked at before anything is
+(a global heap collection HDF5 would walk forever, a variable-length value of more than 16 MB
+that HDF5 would read whole to learn its size); its links are looked at before anything is
 opened through them (only plain hard links inside the file: an external or soft link is never
 followed); datasets must keep their data in this file (no external raw storage, no virtual
 dataset), use no filter but gzip, and declare no more than their stored chunks hold, so a small
@@ -27,8 +28,8 @@ import h5py
 import numpy as np
 from gymnasium import spaces as gym_spaces
 
-from .schema import LENGTH_OFFSETS, REQUIRED_DATASETS, EpisodeError
-from .spaces import leaves
+from .schema import GROUPS, LENGTH_OFFSETS, REQUIRED_DATASETS, EpisodeError
+from .spaces import integer_span, leaf_spaces
 
 MAX_DEPTH = 16
 """Deepest group nesting accepted (hard-linked group cycles end here)."""
@@ -227,12 +228,17 @@ def _inflate_row(ds: h5py.Dataset, i: int) -> np.ndarray:
 
 GLOBAL_HEAP = b"GCOL"
 _HEAP_OBJECT_HEADER = 16  # index (2), references (2), reserved (4), size (8)
+MAX_HEAP_OBJECT_BYTES = 16 * 1024 * 1024
+"""Largest variable-length value (an attribute's JSON text, a text cell, a Minari JPEG) a
+file may hold. HDF5 reads such a value whole, with several copies (a 50 MB one costs 270 MB),
+and tells its size only by reading it, so the size is checked in the global heap first."""
 
 
-def looping_global_heap(path: object) -> int | None:
-    """The offset of a global heap collection (where HDF5 keeps variable-length strings)
-    whose object list never ends, or None. HDF5 reads such a collection forever (an object of
-    size 0 does not move its cursor), so files are checked for them before HDF5 opens them."""
+def global_heap_problem(path: object) -> str | None:
+    """What is wrong with the global heap collections of the file at ``path`` (where HDF5
+    keeps variable-length strings), or None: a collection whose object list never ends
+    (HDF5 reads it forever: an object of size 0 does not move its cursor), or an object
+    larger than :data:`MAX_HEAP_OBJECT_BYTES`. Looked at before HDF5 opens the file."""
     with open(path, "rb") as fh:
         size = os.fstat(fh.fileno()).st_size
         if size < 16:
@@ -240,31 +246,38 @@ def looping_global_heap(path: object) -> int | None:
         with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
             pos = m.find(GLOBAL_HEAP)
             while pos >= 0:
-                if _heap_loops(m, pos, size):
-                    return pos
+                problem = _heap_problem(m, pos, size)
+                if problem is not None:
+                    return problem
                 pos = m.find(GLOBAL_HEAP, pos + 4)
     return None
 
 
-def _heap_loops(m: mmap.mmap, pos: int, file_size: int) -> bool:
-    """Walk the objects of the collection at ``pos`` as HDF5 does; True if it never ends."""
+def _heap_problem(m: mmap.mmap, pos: int, file_size: int) -> str | None:
+    """Walk the objects of the collection at ``pos`` as HDF5 does."""
     if pos + 16 > file_size or m[pos + 4] != 1:
-        return False  # not a collection (or one HDF5 refuses by itself)
+        return None  # not a collection (or one HDF5 refuses by itself)
     total = int.from_bytes(m[pos + 8 : pos + 16], "little")
     end = pos + total
     if total < 16 or end > file_size:
-        return False  # HDF5 fails to read it, cleanly
+        return None  # HDF5 fails to read it, cleanly
     p = pos + 16
     while p < end:
         if p + _HEAP_OBJECT_HEADER > end:
-            return False
+            return None
         index = int.from_bytes(m[p : p + 2], "little")
         length = int.from_bytes(m[p + 8 : p + 16], "little")
         need = length if index == 0 else _HEAP_OBJECT_HEADER + (length + 7) // 8 * 8
-        if need == 0 or need >= 1 << 63:
-            return True  # the cursor stays put, or wraps around
+        if need == 0 or need >= 1 << 63:  # the cursor stays put, or wraps around
+            return f"expected readable HDF5, the global heap at byte {pos} is damaged"
+        if index != 0 and length > MAX_HEAP_OBJECT_BYTES:
+            return (
+                f"expected variable-length values (text attributes, text cells) of at most "
+                f"{MAX_HEAP_OBJECT_BYTES} bytes, got one of {length} bytes (global heap at "
+                f"byte {pos}; refused before reading it)"
+            )
         p += need
-    return False
+    return None
 
 
 def _kind(dtype: np.dtype) -> str:
@@ -276,7 +289,7 @@ def _kind(dtype: np.dtype) -> str:
 
 # The dtype families each top-level dataset may have (others: any the storage check accepts).
 _DATASET_KINDS = {
-    "rewards": ("float", "int"),
+    "rewards": ("float",),
     "terminations": ("bool", "int"),
     "truncations": ("bool", "int"),
     "timestamps": ("float", "int"),
@@ -327,13 +340,11 @@ def open_h5(path: Path, mode: str) -> h5py.File:
     if problem is not None:
         raise EpisodeError(path, None, problem)
     try:
-        heap = looping_global_heap(path)
+        heap = global_heap_problem(path)
     except OSError as exc:
         raise EpisodeError(path, None, f"cannot read it ({exc.strerror or exc})") from None
     if heap is not None:
-        raise EpisodeError(
-            path, None, f"expected readable HDF5, the global heap at byte {heap} is damaged"
-        )
+        raise EpisodeError(path, None, heap)
     try:
         return h5py.File(path, mode)
     except OSError as exc:
@@ -351,10 +362,20 @@ def check_declared(
     observation_space: gym_spaces.Space,
     action_space: gym_spaces.Space,
     ds: dict[str, h5py.Dataset],
+    f: h5py.Group,
 ) -> None:
-    """Every dataset the schema knows has its length (relative to T), value shape and
-    dtype family; nothing is read."""
+    """Every dataset the schema knows is a dataset (``infos`` and ``info_present`` groups)
+    and has its length (relative to T), value shape and dtype family; integer observations
+    and actions have a dtype that holds every value of their space. ``ds`` are the checked
+    datasets of the file ``f`` (:func:`checked_datasets`); nothing is read."""
     n = length
+    for name in LENGTH_OFFSETS:
+        if name in ("observations", "actions") or name not in f:  # links checked in ds
+            continue
+        is_group = isinstance(f[name], h5py.Group)
+        if is_group != (name in GROUPS):
+            want, got = ("a group", "a dataset") if name in GROUPS else ("a dataset", "a group")
+            raise EpisodeError(path, name, f"expected {want}, got {got}")
     groups = {name.split("/")[0] for name in ds}
     for name in REQUIRED_DATASETS:
         if name not in ds and name not in groups:
@@ -372,7 +393,7 @@ def check_declared(
         if wanted and _kind(d.dtype) not in wanted:
             raise EpisodeError(path, name, f"expected {' or '.join(wanted)} values, got {d.dtype}")
     for group, space in (("observations", observation_space), ("actions", action_space)):
-        for leaf in leaves(space):
+        for leaf, sub in leaf_spaces(space):
             name = "/".join((group, *leaf.path))
             d = ds.get(name)
             if d is None:
@@ -391,6 +412,14 @@ def check_declared(
             got = _kind(d.dtype)
             if got != want and not (want == "float" and got == "int"):
                 raise EpisodeError(path, name, f"expected {want} values, got {d.dtype}")
+            span = integer_span(sub) if got == "int" else None
+            if span is not None and not _holds(d.dtype, span):
+                raise EpisodeError(
+                    path,
+                    name,
+                    f"expected integers that hold every value of {sub} ({span[0]}..{span[1]}),"
+                    f" got {d.dtype}",
+                )
     frames = ds.get("frames")
     if frames is not None and (
         frames.ndim != 4
@@ -404,3 +433,9 @@ def check_declared(
             f"expected (T+1, H, W, 3) uint8 with sides from 1 to {MAX_FRAME_SIDE}, "
             f"got {frames.shape} {frames.dtype}",
         )
+
+
+def _holds(dtype: np.dtype, span: tuple[int, int]) -> bool:
+    """Whether integer ``dtype`` holds every whole number from ``span[0]`` to ``span[1]``."""
+    info = np.iinfo(dtype)
+    return info.min <= span[0] and span[1] <= info.max

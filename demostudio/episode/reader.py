@@ -346,7 +346,9 @@ class EpisodeFile:
         or its values' shape or dtype disagree with the spaces (checked when the file is
         opened, before any array is read)."""
         s = self.summary
-        check_declared(self.path, s.length, s.observation_space, s.action_space, self._datasets)
+        check_declared(
+            self.path, s.length, s.observation_space, s.action_space, self._datasets, self._f
+        )
 
     def _whole(self, name: str) -> np.ndarray:
         with guard(self.path, name):

@@ -13,7 +13,8 @@ Root attributes (JSON):
 ``schema_version``      integer; readers refuse versions newer than :data:`SCHEMA_VERSION`
 ``env_id``              Gymnasium id, e.g. ``"ALE/Breakout-v5"``
 ``env_kwargs``          keyword arguments given to ``gymnasium.make`` (without ``render_mode``)
-``env_spec``            ``EnvSpec.to_json()`` text, or null when the env has no spec
+``env_spec``            the object ``EnvSpec.to_json()`` writes, or null when the env has no
+                        spec (kept as a record: nothing is made or imported from it)
 ``seed``                the reset seed (an integer, fresh 64-bit when the caller gave none)
 ``reset_options``       the options given to ``reset`` (object or null)
 ``observation_space``   the observation space (see :mod:`demostudio.episode.spaces`)
@@ -50,7 +51,7 @@ Datasets (Minari's conventions: T steps, T+1 observations):
 =========================  ================  ===============================================
 ``observations``           (T+1, ...)        a group for Dict / Tuple spaces (keys, or "0", "1"..)
 ``actions``                (T, ...)          a group for Dict / Tuple action spaces
-``rewards``                (T,) float64
+``rewards``                (T,) float64      (other float dtypes are read as float64)
 ``terminations``           (T,) bool
 ``truncations``            (T,) bool
 ``frames``                 (T+1, H, W, 3)    uint8 RGB, one frame per chunk, deflate level 1
@@ -61,6 +62,10 @@ Datasets (Minari's conventions: T steps, T+1 observations):
 ``infos/<key>`` (text)     (T+1,) text       non-numeric leaves as JSON text
 ``info_present/<key>``     (T+1,) bool       only where some step lacked ``<key>``
 =========================  ================  ===============================================
+
+Whole-number leaves of ``observations`` and ``actions`` (Discrete, MultiDiscrete, MultiBinary,
+integer Box) are stored as the space's dtype (int64 for Discrete); a narrower integer dtype is
+read (and widened) only when it holds every value of the space.
 
 ``rewards``, ``timestamps`` and the float leaves of ``observations`` and ``actions`` hold finite
 numbers only (no NaN or infinity); ``frames`` have at least one pixel each way.
@@ -134,6 +139,9 @@ REQUIRED_DATASETS = {
 OPTIONAL_DATASETS = {"frames": 1, "keys": 0, "actors": 0, "infos": 1, "info_present": 1}
 # Every top-level dataset or group the schema knows, with its length relative to T.
 LENGTH_OFFSETS = {**REQUIRED_DATASETS, **OPTIONAL_DATASETS}
+# The top-level names that are groups; ``observations`` and ``actions`` are groups only for a
+# Dict / Tuple space, and every other name above is one dataset.
+GROUPS = ("infos", "info_present")
 
 
 class EpisodeError(ValueError):

@@ -236,7 +236,7 @@ def first_outside(space: spaces.Space, values: Any) -> tuple[int, tuple[str, ...
     """The first of a batch of ``values`` ([T, ...] per leaf, as read) outside ``space``:
     (step, leaf path, what was expected, the value), or None when all are inside. Discrete,
     MultiDiscrete and MultiBinary leaves are checked (Box actions may be clipped by the env)."""
-    for leaf, sub in _leaf_spaces(space):
+    for leaf, sub in leaf_spaces(space):
         arr = np.asarray(index_path(values, leaf.path))
         if isinstance(sub, spaces.Discrete):
             low, high = int(sub.start), int(sub.start) + int(sub.n) - 1
@@ -259,12 +259,26 @@ def first_outside(space: spaces.Space, values: Any) -> tuple[int, tuple[str, ...
     return None
 
 
-def _leaf_spaces(space: spaces.Space, prefix: tuple[str, ...] = ()) -> list:
+def integer_span(space: spaces.Space) -> tuple[int, int] | None:
+    """The smallest and largest whole number a value of the leaf ``space`` can hold
+    (Discrete, MultiDiscrete, MultiBinary, integer Box), or None for other spaces."""
+    if isinstance(space, spaces.Discrete):
+        return int(space.start), int(space.start) + int(space.n) - 1
+    if isinstance(space, spaces.MultiDiscrete):
+        return int(np.min(space.start)), int(np.max(space.start + space.nvec - 1))
+    if isinstance(space, spaces.MultiBinary):
+        return 0, 1
+    if isinstance(space, spaces.Box) and np.dtype(space.dtype).kind in "iu" and space.low.size:
+        return int(np.min(space.low)), int(np.max(space.high))
+    return None
+
+
+def leaf_spaces(space: spaces.Space, prefix: tuple[str, ...] = ()) -> list:
     """(leaf, the space of that leaf) pairs in :func:`leaves` order."""
     if isinstance(space, spaces.Dict):
-        return [x for k, s in space.spaces.items() for x in _leaf_spaces(s, (*prefix, k))]
+        return [x for k, s in space.spaces.items() for x in leaf_spaces(s, (*prefix, k))]
     if isinstance(space, spaces.Tuple):
-        return [x for i, s in enumerate(space.spaces) for x in _leaf_spaces(s, (*prefix, str(i)))]
+        return [x for i, s in enumerate(space.spaces) for x in leaf_spaces(s, (*prefix, str(i)))]
     return [(leaf, space) for leaf in leaves(space, prefix)]
 
 

@@ -9,6 +9,7 @@ re-simulation from the stored seed when that reproduces the stored steps."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import secrets
 import shutil
@@ -34,7 +35,7 @@ from demostudio.episode import (
 
 from .codec import flatten, info_row, rows, text
 from .minari_check import check_metadata, check_minari_file
-from .minari_store import EPISODE_ATTR, EXTRA_KEY, METADATA_KEY, require_minari
+from .minari_store import EPISODE_ATTR, EXTRA_KEY, METADATA_KEY, datasets_root, require_minari
 from .resimulate import Diverged, Resimulation
 
 _LOSSY_NOTE = (
@@ -75,15 +76,25 @@ class _Source:
     """Minari stored image observations as JPEG: they come back approximately."""
 
 
+def _data_folder(dataset_id_or_path: str) -> Path | None:
+    """The ``data`` folder of a local dataset: the path given, its ``data``, or the id's
+    folder in the datasets root (where ``minari.load_dataset`` looks, nothing downloaded);
+    None when there is none."""
+    path = Path(dataset_id_or_path)
+    for data in (path / "data", path, datasets_root() / dataset_id_or_path / "data"):
+        if os.path.lexists(data / "metadata.json"):
+            return data
+    return None
+
+
 def _open(minari: Any, dataset_id_or_path: str) -> tuple[Any, Path]:
     path = Path(dataset_id_or_path)
-    data = path / "data" if (path / "data" / "metadata.json").exists() else path
-    local = (data / "metadata.json").exists()
-    where = data if local else path
-    if local:
+    data = _data_folder(dataset_id_or_path)
+    where = path if data is None else data
+    if data is not None:
         check_metadata(data)  # before Minari sizes anything by it
     try:
-        dataset = minari.MinariDataset(data) if local else minari.load_dataset(str(path))
+        dataset = minari.load_dataset(str(path)) if data is None else minari.MinariDataset(data)
         return dataset, where
     except FileNotFoundError as exc:
         raise EpisodeError(

@@ -147,6 +147,28 @@ def _retype(name: str, dtype, value: Callable[[np.ndarray], np.ndarray]):
     return _copy(edit)
 
 
+def _as_group(name: str):
+    def edit(f: h5py.File, outside: Path) -> None:
+        del f[name]
+        f.create_group(name)
+
+    return _copy(edit)
+
+
+def _infos_dataset(f: h5py.File, outside: Path) -> None:
+    if "infos" in f:
+        del f["infos"]
+    f["infos"] = np.arange(f["timestamps"].shape[0])
+
+
+def _narrow_actions(f: h5py.File, outside: Path) -> None:
+    """A Discrete space of 300 actions with its actions stored as uint8 (0..255 only)."""
+    f.attrs["action_space"] = json.dumps({"type": "Discrete", "n": 300, "start": 0})
+    actions = f["actions"][()]
+    del f["actions"]
+    f["actions"] = actions.astype(np.uint8)
+
+
 def _wide_frames(f: h5py.File, outside: Path) -> None:
     n = f["frames"].shape[0]
     del f["frames"]
@@ -258,6 +280,7 @@ CASES: list[Case] = [
     Case("actions declared (T, 10**7)", "memory", _copy(_huge_actions), "actions"),
     Case("info columns declared but not stored", "memory", _copy(_unstored_infos), None),
     Case("space nested 200 deep", "memory", _attr("action_space", _deep_space()), "action_space"),
+    Case("notes of 20 MB", "memory", _attr("notes", json.dumps("n" * 20_000_000)), ""),
     # ---- type-malformed attributes --------------------------------------------------------
     Case("total_return as text", "attrs", _json_attr("total_return", "lots"), "total_return"),
     Case("total_return null", "attrs", _json_attr("total_return", None), "total_return"),
@@ -282,6 +305,13 @@ CASES: list[Case] = [
     Case("frameskip negative", "attrs", _json_attr("frameskip", -1), "frameskip"),
     Case("schema_version 0", "attrs", _json_attr("schema_version", 0), "schema_version"),
     Case("recorded_at not a time", "attrs", _json_attr("recorded_at", "soon"), "recorded_at"),
+    Case("env_spec as text", "attrs", _json_attr("env_spec", "str"), "env_spec"),
+    Case(
+        "env_spec as EnvSpec JSON text in a string",
+        "attrs",
+        _json_attr("env_spec", json.dumps({"id": "x:Evil-v0", "entry_point": "os:system"})),
+        "env_spec",
+    ),
     Case(
         "Discrete action space of 10**12 choices",
         "memory",
@@ -338,6 +368,11 @@ CASES: list[Case] = [
     Case("a NaN observation", "data", _set_row("observations", 5, np.nan), "observations"),
     Case("an infinite timestamp", "data", _set_row("timestamps", 5, np.inf), "timestamps"),
     Case("keys not JSON", "data", _copy(_keys_not_json), "keys"),
+    Case("keys a group", "data", _as_group("keys"), "keys"),
+    Case("rewards an empty group", "data", _as_group("rewards"), "rewards"),
+    Case("infos a dataset", "data", _copy(_infos_dataset), "infos"),
+    Case("rewards as whole numbers", "data", _retype("rewards", "i1", lambda a: a), "rewards"),
+    Case("actions too narrow for the space", "data", _copy(_narrow_actions), "actions"),
     # ---- damaged metadata -------------------------------------------------------------------
     Case("global heap HDF5 reads forever", "metadata", _endless_heap, ""),
 ]
@@ -644,3 +679,41 @@ def test_a_gzip_bomb_frame_is_refused_without_inflating_it(good_episodes, tmp_pa
         with pytest.raises(EpisodeError) as err:
             ep.frame(0)
     assert err.value.field == "frames" and "row 0" in str(err.value)
+
+
+_RSS_SCRIPT = """
+import re, sys
+from demostudio.episode import EpisodeError, open_episode
+def peak_kb():  # this process's own peak (ru_maxrss starts from the forking parent's)
+    with open("/proc/self/status") as status:
+        return int(re.search(r"VmHWM:\\s+(\\d+)", status.read()).group(1))
+before = peak_kb()
+try:
+    open_episode(sys.argv[1]).close()
+except EpisodeError as exc:
+    print(exc)
+print((peak_kb() - before) // 1024)
+"""
+
+
+@pytest.mark.parametrize("fixed", [False, True], ids=["variable-length", "fixed-length"])
+def test_a_huge_text_attribute_is_refused_before_it_is_read(good_episodes, tmp_path, fixed):
+    """A 50 MB ``notes`` is refused before HDF5 reads it: HDF5 reads a variable-length text
+    whole (with copies: 263 MB more for this one) to learn its size, so the file's global heap
+    is looked at first; attributes in dense storage (a fixed-length text over 64 KB) are
+    loaded whole when listed (144 MB), so the size of that storage is looked at first."""
+    bad = tmp_path / "notes.h5"
+    text = json.dumps("n" * 50_000_000)
+    with h5py.File(good_episodes[0]) as good, h5py.File(bad, "w", libver="latest") as f:
+        for name in good:  # a new file, so attributes over 64 KB go to dense storage
+            good.copy(good[name], f, name)
+        f.attrs.update(good.attrs)
+        f.attrs["notes"] = np.bytes_(text.encode()) if fixed else text
+    proc = subprocess.run(
+        [sys.executable, "-c", _RSS_SCRIPT, str(bad)], capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    message, grown_mb = proc.stdout.strip().splitlines()
+    assert int(grown_mb) < 80, f"{grown_mb} MB"  # the heap scan maps the file: 50 MB of it
+    assert message.startswith(f"{bad}: ") and "16777216" in message, message  # no field: the
+    # size is known before any attribute is opened, not which attribute has it

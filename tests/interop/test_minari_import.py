@@ -372,19 +372,22 @@ def test_the_dataset_limit_applies_per_episode_not_per_file(tmp_path, monkeypatc
         check_hdf5_episodes(path, range(10))
 
 
+@pytest.mark.parametrize("given", ["folder", "id"])
 @pytest.mark.parametrize("count", [10**12, -1, "3", None])
 def test_a_local_dataset_counting_absurd_episodes_is_refused_first(
-    demos, minari_root, tmp_path, capsys, count
+    demos, minari_root, tmp_path, capsys, count, given
 ):
     """metadata.json's total_episodes sizes Minari's index array before anything is read;
-    a local folder's count is checked first: one line naming the file and the field."""
+    a local folder's count, or that of the dataset an id names in the datasets root
+    ($MINARI_DATASETS_PATH), is checked first: one line naming the file and the field."""
     export_minari(demos["MountainCar-v0"][:1], "bad/count-v0")
     data = minari_root / "bad" / "count-v0" / "data"
     meta = json.loads((data / "metadata.json").read_text())
     meta["total_episodes"] = count
     (data / "metadata.json").write_text(json.dumps(meta))
     out = tmp_path / "out"
-    assert main(["import", str(data.parent), "--out", str(out)]) == 2
+    dataset = str(data.parent) if given == "folder" else "bad/count-v0"
+    assert main(["import", dataset, "--out", str(out)]) == 2
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"demostudio: error: {data / 'metadata.json'} [total_episodes]: ")
     assert "expected a count from 0 to 10000000" in err and not out.exists()
