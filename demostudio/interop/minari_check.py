@@ -9,7 +9,6 @@ are read by Minari as they are."""
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -22,10 +21,9 @@ from demostudio.episode.hostile import (
     checked_datasets,
     guard,
     hard_linked,
-    not_a_regular_file,
     open_h5,
-    short_error,
 )
+from demostudio.episode.jsonfile import read_json_file
 
 MAIN_FILE = "main_data.hdf5"
 """Where Minari's HDF5 storage keeps every episode."""
@@ -43,15 +41,7 @@ def check_metadata(data: Path) -> None:
     regular file of at most 16 MB whose ``total_episodes`` is a count up to
     :data:`MAX_EPISODES` (a hostile count makes Minari allocate an index array of it)."""
     path = data / "metadata.json"
-    problem = not_a_regular_file(path, "a Minari metadata file")
-    if problem is not None:
-        raise EpisodeError(path, None, problem)
-    if path.stat().st_size > MAX_ATTR_BYTES:
-        raise EpisodeError(path, None, f"expected at most {MAX_ATTR_BYTES} bytes of JSON")
-    try:
-        meta = json.loads(path.read_bytes())
-    except (ValueError, RecursionError) as exc:
-        raise EpisodeError(path, None, f"expected JSON ({short_error(exc)})") from None
+    meta = read_json_file(path, "a Minari metadata file", MAX_ATTR_BYTES)
     count = meta.get("total_episodes") if isinstance(meta, dict) else None
     if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_EPISODES:
         raise EpisodeError(

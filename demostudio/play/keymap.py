@@ -49,6 +49,11 @@ import numpy as np
 import pygame
 
 from demostudio.assets import KEYMAPS
+from demostudio.episode import EpisodeError
+from demostudio.episode.jsonfile import read_json_file
+
+MAX_KEYMAP_BYTES = 1024 * 1024
+"""Largest key map file read (a full ALE map takes a few KB)."""
 
 # pygame 1 key codes for the arrows (Gymnasium's MountainCar still uses them).
 PYGAME1_KEYS = {273: "up", 274: "down", 275: "right", 276: "left"}
@@ -80,7 +85,10 @@ def key_name(key: int | str, source: str = "key map", entry: str = "key") -> str
             code = int(key)
             if code in PYGAME1_KEYS:
                 return PYGAME1_KEYS[code]
-            name = pygame.key.name(code)
+            try:
+                name = pygame.key.name(code)
+            except OverflowError:  # beyond a C int: no key has it
+                name = ""
             if not name:
                 raise KeyMapError(source, entry, f"expected a pygame key code, got {code}")
             return name
@@ -320,13 +328,13 @@ def load_keymap(
 ) -> KeyMap:
     """A key map file, validated against the env's action space (and action names)."""
     path = Path(path)
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
+    if not path.exists() and not path.is_symlink():
         msg = "expected a key map JSON file, it does not exist"
-        raise KeyMapError(str(path), "file", msg) from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise KeyMapError(str(path), "file", f"expected valid JSON: {exc}") from None
+        raise KeyMapError(str(path), "file", msg)
+    try:  # a FIFO, a folder, a huge or deeply nested file: one line, never a hang
+        data = read_json_file(path, "a key map JSON file", MAX_KEYMAP_BYTES)
+    except EpisodeError as exc:
+        raise KeyMapError(str(path), "file", exc.reason) from None
     return parse_keymap(data, space, str(path), meanings)
 
 

@@ -5,7 +5,8 @@ where your recordings go.
 Your recordings live in a folder of their own, never among the sample demos shipped in the
 repository: ``$XDG_DATA_HOME/demostudio/recordings`` (``~/.local/share/demostudio/recordings``
 by default), or the folder given to ``demostudio launch --out DIR``, which is remembered.
-Pure Python: the CLI reads it without importing pygame."""
+No pygame: the CLI reads it at every start, so a bad file (a FIFO, a huge or deeply nested
+one) is ignored with a warning, never waited on or read whole."""
 
 from __future__ import annotations
 
@@ -13,6 +14,12 @@ import json
 import os
 from pathlib import Path
 from typing import NamedTuple
+
+from demostudio.episode import EpisodeError
+from demostudio.episode.jsonfile import read_json_file
+
+MAX_SETTINGS_BYTES = 1024 * 1024
+"""Largest settings file read (it holds three short texts)."""
 
 
 class Settings(NamedTuple):
@@ -48,12 +55,12 @@ def remember_recordings(folder: Path) -> None:
 def load_settings(path: Path | None = None) -> tuple[Settings, str]:
     """The saved settings and a warning ("" when fine); a bad file gives defaults + warning."""
     path = path or settings_path()
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return Settings(), ""
-    try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:
-        return Settings(), f"ignored {path}: expected JSON ({exc})"
+    try:  # read at every start of the CLI: a FIFO or a huge file must not stop it
+        doc = read_json_file(path, "a JSON settings file", MAX_SETTINGS_BYTES)
+    except EpisodeError as exc:
+        return Settings(), f"ignored {exc}"
     if not isinstance(doc, dict):
         return Settings(), f"ignored {path}: expected a JSON object, got {type(doc).__name__}"
     values = [doc.get(name, "") for name in Settings._fields]

@@ -8,11 +8,13 @@ import stat
 import subprocess
 import sys
 
+import pytest
+
 import demostudio.launcher
 from demostudio.cli import main
 from demostudio.episode import find_episodes, read_summary
 from demostudio.ui.display import private_runtime_dir
-from demostudio.ui.settings import default_recordings, load_settings, recordings_root
+from demostudio.ui.settings import Settings, default_recordings, load_settings, recordings_root
 
 
 def test_play_records_until_the_episodes_asked_for(tmp_path, capsys):
@@ -152,3 +154,33 @@ def test_play_rejects_non_positive_numbers(tmp_path, capsys):
     for flag in ("--fps", "--episodes", "--zoom"):
         assert main(["play", "CartPole-v1", "--out", str(tmp_path), flag, "0"]) == 2
         assert f"{flag}: expected a positive number, got 0" in capsys.readouterr().err
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize("kind", ["fifo", "folder", "nested", "huge", "not_utf8"])
+def test_a_bad_settings_file_is_ignored_by_every_command(kind, tmp_path, monkeypatch, capsys):
+    """launcher.json is read when the parser is built: a FIFO hung every command (even
+    --help), deep nesting made every command a RecursionError traceback, a sparse 2 GB file
+    was read whole (4 GB RSS) at every start."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    path = tmp_path / "config" / "demostudio" / "launcher.json"
+    path.parent.mkdir(parents=True)
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "nested":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "huge":
+        with open(path, "wb") as f:
+            f.truncate(2 * 1024**3)
+    else:
+        path.write_bytes(b'{"player": "\xff"}')
+    settings, warning = load_settings()
+    assert settings == Settings()
+    assert warning.startswith(f"ignored {path}: expected ") and "\n" not in warning
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert main(["ls", str(empty)]) in (0, 1)
+    assert "Traceback" not in capsys.readouterr().err
+    assert recordings_root() == default_recordings()

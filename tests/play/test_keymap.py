@@ -4,6 +4,7 @@ maps, combos, and clear errors for bad files."""
 from __future__ import annotations
 
 import json
+import os
 
 import gymnasium as gym
 import numpy as np
@@ -255,7 +256,7 @@ def test_user_keymap_file_is_used(tmp_path):
         ({**GOOD, "bindings": [{"key": "up"}]}, "bindings[0]", '"keys"'),
         ({**GOOD, "aliases": {"a": "up"}}, "aliases['a']", "key used in bindings"),
         ({**GOOD, "aliases": {"qq": "left"}}, "aliases['qq']", "pygame key name"),
-        ("{not json", "file", "expected valid JSON"),
+        ("{not json", "file", "expected JSON"),
         ([1, 2], "top level", "expected a JSON object"),
     ],
 )
@@ -267,6 +268,52 @@ def test_bad_keymap_errors_name_file_and_entry(tmp_path, doc, entry, expected):
     assert err.value.entry == entry
     assert expected in str(err.value)
     assert str(err.value).startswith(f"{path}: {entry}: ")
+
+
+def _hostile_keymap(tmp_path, kind):
+    path = tmp_path / "keys.json"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "loop":
+        path.symlink_to(path.name)
+    elif kind == "devzero":
+        path.symlink_to("/dev/zero")
+    elif kind == "huge":
+        with open(path, "wb") as f:
+            f.truncate(2 * 1024**3)  # sparse: 2 GB that used to be read whole
+    elif kind == "nested":
+        path.write_text("[" * 100_000 + "]" * 100_000)
+    elif kind == "key_code":
+        doc = {**GOOD, "bindings": [{"keys": [10**20], "action": 0}]}
+        path.write_text(json.dumps(doc))
+    return path
+
+
+@pytest.mark.timeout(30)
+@pytest.mark.parametrize(
+    "kind, entry, expected",
+    [
+        ("fifo", "file", "got a special file (FIFO, device)"),
+        ("devzero", "file", "got a special file (FIFO, device)"),
+        ("folder", "file", "got a folder"),
+        ("loop", "file", "got a link loop"),
+        ("huge", "file", "of at most 1048576 bytes, got 2147483648 bytes"),
+        ("nested", "file", "expected JSON nested at most 64 deep"),
+        ("key_code", "bindings[0].keys", "expected a pygame key code, got 1000"),
+    ],
+)
+def test_hostile_keymap_files_are_one_line_errors(tmp_path, kind, entry, expected):
+    """A FIFO hung `--keymap`, /dev/zero and a sparse 2 GB file were read whole (16 GB RSS),
+    deep nesting and a huge key code raised RecursionError / OverflowError tracebacks."""
+    path = _hostile_keymap(tmp_path, kind)
+    with pytest.raises(KeyMapError) as err:
+        load_keymap(path, gym.spaces.Discrete(3))
+    assert err.value.entry == entry
+    assert expected in str(err.value)
+    assert str(err.value).startswith(f"{path}: {entry}: ")
+    assert "\n" not in str(err.value)
 
 
 def test_box_action_outside_space_is_an_error(tmp_path):
