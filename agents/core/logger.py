@@ -7,6 +7,9 @@ import math
 from pathlib import Path
 from typing import Any
 
+from demostudio.episode import EpisodeError
+from demostudio.episode.jsonfile import read_json_lines
+
 METRICS_FILE = "metrics.jsonl"
 
 
@@ -38,24 +41,40 @@ class RunLogger:
 
 
 def read_metrics(run_dir: Path, skip_bad: bool = False) -> list[dict[str, Any]]:
-    """Rows of a run's metrics.jsonl (a ValueError names the file and line if one is bad;
-    ``skip_bad``: such lines, e.g. the one a live run is writing, are left out instead)."""
+    """Rows of a run's metrics.jsonl, read as hostile input (a regular file of bounded size
+    and line length: :func:`demostudio.episode.jsonfile.read_json_lines`); every row is a
+    JSON object with a text ``kind`` and a whole-number ``env_steps``, as the logger writes
+    them. A ValueError names the file and line if one is bad (``skip_bad``: such lines, e.g.
+    the one a live run is writing, are left out instead)."""
     path = Path(run_dir) / METRICS_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(
             f"{path}: expected a metrics file of a training run, got no such file"
         )
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            rows.append(json.loads(line))
-        except json.JSONDecodeError as exc:
+    for n, row, error in read_json_lines(path, "a metrics file of a training run"):
+        if error is None:
+            error = _row_problem(path, n, row)
+        if error is not None:
             if skip_bad:
                 continue
-            raise ValueError(f"{path}, line {n}: expected a JSON object, got {exc}") from None
+            raise error
+        rows.append(row)
     return rows
+
+
+def _row_problem(path: Path, n: int, row: Any) -> EpisodeError | None:
+    where = f"line {n}"
+    if not isinstance(row, dict):
+        return EpisodeError(path, where, f"expected a JSON object, got {type(row).__name__}")
+    if not isinstance(row.get("kind"), str):
+        return EpisodeError(path, f"{where}: kind", f"expected text, got {row.get('kind')!r:.60}")
+    steps = row.get("env_steps")
+    if not isinstance(steps, int) or isinstance(steps, bool) or steps < 0:
+        return EpisodeError(
+            path, f"{where}: env_steps", f"expected a whole number >= 0, got {steps!r:.60}"
+        )
+    return None
 
 
 __all__ = ["METRICS_FILE", "RunLogger", "read_metrics"]

@@ -100,6 +100,11 @@ def plot_runs(
         rows = [r for r in read_metrics(run) if r.get("kind") == kind and metric in r]
         if not rows:
             continue
+        bad = next((r[metric] for r in rows if not _is_number(r[metric])), None)
+        if bad is not None:
+            raise ValueError(
+                f"{run / 'metrics.jsonl'} [{metric}]: expected numbers, got {bad!r:.60}"
+            )
         ax.plot(
             [r["env_steps"] for r in rows],
             [r[metric] for r in rows],
@@ -121,10 +126,25 @@ def plot_runs(
     ax.grid(alpha=0.3)
     ax.legend(loc="best", fontsize=8)
     fig.tight_layout()
-    out.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(out)
-    plt.close(fig)
+    if out.is_dir():
+        plt.close(fig)
+        raise ValueError(f"--out {out}: expected a PNG file path, got a folder")
+    if not out.suffix:  # matplotlib adds .png: say where it went
+        out = out.with_suffix(".png")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fig.savefig(out)
+    except OSError as exc:
+        raise ValueError(
+            f"--out {out}: expected a PNG file path, cannot write it ({exc.strerror or exc})"
+        ) from None
+    finally:
+        plt.close(fig)
     return out
+
+
+def _is_number(value: object) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
 __all__ = ["RETURN_METRICS", "DemoReturns", "demo_returns", "draw_demo_band", "plot_runs"]
