@@ -22,7 +22,8 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 
 from agents.core.plotting import demo_returns, draw_demo_band, fmt_return
-from demostudio.episode import env_folder_name, find_episodes, read_summary
+from demostudio.episode import EpisodeError, env_folder_name, find_episodes, read_summary
+from demostudio.episode.jsonfile import read_json_lines
 
 FINAL_EVAL_SEED = 1_000_000
 """Reset seed of the final evaluations (+ the run's seed) and of the random policy's."""
@@ -85,8 +86,43 @@ class RunSummary(NamedTuple):
         return {**self._asdict(), "curve": [list(p) for p in self.curve]}
 
     @staticmethod
-    def from_json(d: dict[str, Any]) -> RunSummary:
-        return RunSummary(**{**d, "curve": [(int(s), float(r)) for s, r in d["curve"]]})
+    def from_json(d: Any) -> RunSummary:
+        """A summary from its JSON object; ValueError naming the first field of the wrong
+        type (the file is results.jsonl: a hand-edited or damaged row must not become a
+        traceback when the table is drawn)."""
+        if not isinstance(d, dict):
+            raise ValueError(f"expected a JSON object, got {type(d).__name__}")
+        if set(d) != set(RunSummary._fields):
+            raise ValueError(f"expected the fields {list(RunSummary._fields)}, got {sorted(d)}")
+        for name, kinds in _SUMMARY_TYPES.items():
+            value = d[name]
+            if not isinstance(value, kinds) or isinstance(value, bool):
+                want = " or ".join("null" if k is type(None) else k.__name__ for k in kinds)
+                raise ValueError(f"{name}: expected {want}, got {value!r:.60}")
+        curve = d["curve"]
+        if not isinstance(curve, list) or not all(
+            isinstance(p, list)
+            and len(p) == 2
+            and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in p)
+            for p in curve
+        ):
+            raise ValueError(f"curve: expected [[env steps, return], ...], got {curve!r:.60}")
+        return RunSummary(**{**d, "curve": [(int(s), float(r)) for s, r in curve]})
+
+
+_SUMMARY_TYPES: dict[str, tuple[type, ...]] = {
+    "algo": (str,),
+    "seed": (int,),
+    "final_return": (int, float),
+    "steps_to_threshold": (int, type(None)),
+    "wall_s": (int, float),
+    "env_steps": (int,),
+    "updates": (int,),
+    "run_dir": (str,),
+}
+RUN_MARKER = "compare-run.json"
+"""Written into each run folder a comparison makes, before it trains: only a folder with it
+is restarted (its checkpoints deleted) when a rerun finds it unfinished."""
 
 
 class DemoInfo(NamedTuple):
@@ -226,6 +262,9 @@ def run_one(spec: RunSpec) -> RunSummary:
 
     entry = get_algorithm(spec.algo)
     cfg = build_config(spec)
+    run_dir = Path(spec.run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / RUN_MARKER).write_text(json.dumps(spec._asdict()) + "\n", encoding="utf-8")
     t0 = time.perf_counter()
     result = entry.train(cfg)
     wall = time.perf_counter() - t0
@@ -257,17 +296,43 @@ def run_one(spec: RunSpec) -> RunSummary:
 
 
 def read_results(out: Path) -> list[RunSummary]:
+    """The finished runs in ``OUT/results.jsonl``, read as hostile input (a regular file of
+    bounded size and line length, every row a run summary); ValueError names file and line."""
     path = out / RESULTS_FILE
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():
         return []
     rows = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if line.strip():
-            try:
-                rows.append(RunSummary.from_json(json.loads(line)))
-            except (json.JSONDecodeError, TypeError) as exc:
-                raise ValueError(f"{path}, line {n}: expected a run summary, got {exc}") from None
+    for n, row, error in read_json_lines(path, "a results file of a comparison"):
+        if error is not None:
+            raise error
+        try:
+            rows.append(RunSummary.from_json(row))
+        except ValueError as exc:
+            raise EpisodeError(path, f"line {n}", f"expected a run summary ({exc})") from None
     return rows
+
+
+def check_run_folder(run_dir: Path, out: Path) -> None:
+    """Before a rerun restarts ``run_dir`` (deleting its checkpoints): it must be a folder this
+    comparison made (:data:`RUN_MARKER`), reached through no link, so that ``--out .`` never
+    deletes the checkpoints of a ``train`` run in ``runs/``, nor a link anything outside."""
+    for p in (out / "runs", run_dir, run_dir / "checkpoints", run_dir / RUN_MARKER):
+        if p.is_symlink():
+            raise ValueError(
+                f"{p}: expected a folder or file of this comparison, got a link (compare never "
+                "deletes through a link)"
+            )
+    if not run_dir.exists():
+        return
+    if not run_dir.is_dir():
+        raise ValueError(f"{run_dir}: expected a run folder of this comparison, got a file")
+    used = (run_dir / "metrics.jsonl").exists() or any((run_dir / "checkpoints").glob("*.pt"))
+    if used and not (run_dir / RUN_MARKER).is_file():
+        raise ValueError(
+            f"{run_dir}: expected a run folder made by `demostudio compare` (with {RUN_MARKER}), "
+            "got a training run it did not make; compare restarts its unfinished runs by "
+            "deleting their checkpoints, so choose another --out or move that run away"
+        )
 
 
 def plan_runs(cfg: CompareSettings, threshold: float) -> list[RunSpec]:
@@ -311,9 +376,13 @@ def run_comparison(
         raise ValueError("--algos: expected at least one algorithm, got none")
     demos = demo_info(cfg.demos)
     threshold = cfg.threshold if cfg.threshold is not None else default_threshold(cfg.env, demos)
+    if cfg.out.exists() and not cfg.out.is_dir():
+        raise ValueError(f"--out {cfg.out}: expected a folder, got a file")
     cfg.out.mkdir(parents=True, exist_ok=True)
     done = {(r.algo, r.seed) for r in read_results(cfg.out)}
     todo = [s for s in plan_runs(cfg, threshold) if (s.algo, s.seed) not in done]
+    for s in todo:
+        check_run_folder(Path(s.run_dir), cfg.out)
     for s in todo:
         for leftover in (Path(s.run_dir) / "checkpoints").glob("*.pt"):
             leftover.unlink()  # an interrupted run of this plan: start it again
@@ -522,6 +591,7 @@ __all__ = [
     "RunSpec",
     "RunSummary",
     "build_config",
+    "check_run_folder",
     "markdown_table",
     "parse_overrides",
     "plan_runs",

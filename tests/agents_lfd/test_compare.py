@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -105,3 +107,90 @@ def test_compare_user_errors(tmp_path, cartpole_demos, capsys):
 
     assert CompareConfig().algos == ()
     assert algorithm_names() == ["bc", "dqfd", "ppo", "r2d2", "r2d3", "reactor", "rnd-ppo", "sqil"]
+
+
+GOOD_SUMMARY = {"algo": "bc", "seed": 0, "final_return": 9.0, "steps_to_threshold": None,
+                "wall_s": 1.0, "env_steps": 0, "updates": 20, "curve": [[0, 9.0]],
+                "run_dir": "x"}  # fmt: skip
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize(
+    "kind, expected",
+    [
+        ("fifo", ": expected a results file of a comparison, got a special file (FIFO, device)"),
+        ("folder", ": expected a results file of a comparison, got a folder"),
+        ("nested", " [line 1]: expected JSON nested at most 64 deep"),
+        ("text_return", " [line 1]: expected a run summary (final_return: expected int or float"),
+        ("text_seed", " [line 1]: expected a run summary (seed: expected int, got '0')"),
+        ("text_curve", " [line 1]: expected a run summary (curve: expected [[env steps, return]"),
+        ("list_row", " [line 1]: expected a run summary (expected a JSON object, got list)"),
+    ],
+)
+def test_hostile_results_file_is_one_line_before_any_training(kind, expected, tmp_path, capsys):
+    """Before: a FIFO hung, a folder and deep nesting were tracebacks, a text seed trained
+    the run again and then crashed drawing the table, a text return crashed the table."""
+    out = tmp_path / "cmp"
+    out.mkdir()
+    path = out / "results.jsonl"
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "folder":
+        path.mkdir()
+    elif kind == "nested":
+        path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
+    elif kind == "list_row":
+        path.write_text("[1, 2]\n")
+    else:
+        field, value = {"text_return": ("final_return", "abc"), "text_seed": ("seed", "0"),
+                        "text_curve": ("curve", [[0, "a"]])}[kind]  # fmt: skip
+        path.write_text(json.dumps({**GOOD_SUMMARY, field: value}) + "\n")
+    with pytest.raises(ValueError) as err:
+        read_results(out)
+    assert str(err.value).startswith(f"{path}{expected}")
+    assert "\n" not in str(err.value)
+
+
+def test_compare_never_restarts_a_run_folder_it_did_not_make(tmp_path, cartpole_demos, capsys):
+    """compare deletes the checkpoints of its unfinished runs before training them again:
+    with `--out .` that was the `train bc` run in runs/bc-CartPole-v1-s0, and through a linked
+    run folder a run anywhere else. Now only folders with its marker are restarted."""
+    args = ["compare", "--env", "CartPole-v1", "--demos", str(cartpole_demos), "--algos",
+            "bc", "--seeds", "1", "--final-eval-episodes", "1", "--eval-episodes", "1",
+            "--overrides", json.dumps({"bc": {"max_updates": 4, "val_every": 2, "hidden": 8,
+                                              "lstm": 8, "batch_size": 4}})]  # fmt: skip
+    trained = tmp_path / "trained"
+    (trained / "checkpoints").mkdir(parents=True)
+    (trained / "checkpoints" / "final.pt").write_bytes(b"precious weights")
+    (trained / "metrics.jsonl").write_text(json.dumps({"kind": "eval", "env_steps": 0}) + "\n")
+    linked = tmp_path / "linked"
+    (linked / "runs").mkdir(parents=True)
+    (linked / "runs" / "bc-CartPole-v1-s0").symlink_to(trained)
+    assert main([*args, "--out", str(linked)]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("got a link (compare never deletes through a link)\n")
+    assert err.count("\n") == 1
+    dot = tmp_path / "dot"
+    (dot / "runs").mkdir(parents=True)
+    shutil.copytree(trained, dot / "runs" / "bc-CartPole-v1-s0")
+    assert main([*args, "--out", str(dot)]) == 2
+    assert "expected a run folder made by `demostudio compare`" in capsys.readouterr().err
+    for folder in (trained, dot / "runs" / "bc-CartPole-v1-s0"):
+        assert (folder / "checkpoints" / "final.pt").read_bytes() == b"precious weights"
+    # its own unfinished run (marker, leftover checkpoint) is restarted, as before
+    own = tmp_path / "own"
+    assert main([*args, "--out", str(own)]) == 0
+    run = own / "runs" / "bc-CartPole-v1-s0"
+    assert (run / "compare-run.json").is_file()
+    (own / "results.jsonl").unlink()  # as if interrupted before the run was recorded
+    (run / "checkpoints" / "step-0000000001.pt").write_bytes(b"leftover")
+    capsys.readouterr()
+    assert main([*args, "--out", str(own)]) == 0
+    assert "1 runs to do (0 already done)" in capsys.readouterr().out
+    assert not (run / "checkpoints" / "step-0000000001.pt").exists()
+    file_out = tmp_path / "file"
+    file_out.write_text("mine")
+    assert main([*args, "--out", str(file_out)]) == 2
+    assert capsys.readouterr().err == (
+        f"demostudio: error: --out {file_out}: expected a folder, got a file\n"
+    )
