@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from demostudio.episode import EpisodeError, open_episode
+from demostudio.episode.hostile import not_a_regular_file
 from demostudio.episode.schema import FPS_RANGE, fps_in_range
 
 from .framing import FrameRange, resolve_range, scale_frame, scaled_size, stored_fps
@@ -31,6 +32,37 @@ def default_output(path: Path, fmt: str, frames: FrameRange, n_frames: int) -> P
     if frames != (0, n_frames - 1):
         name += f"_{frames.start}-{frames.end}"
     return Path("exports") / (name if fmt == "png" else f"{name}.{fmt}")
+
+
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def check_target(target: Path, fmt: str, source: Path) -> None:
+    """An export never overwrites an episode (the one exported, or any HDF5 file: ffmpeg is
+    run with -y) and never writes into a FIFO or device (it would wait forever); a video goes
+    to a file path, PNG frames to a folder. EpisodeError naming the target otherwise."""
+    try:
+        if not target.exists():
+            return
+    except OSError:  # a name the system refuses: the writer says so
+        return
+    want = "a folder for the PNG frames" if fmt == "png" else f"a path for the {fmt} file"
+    if target.is_dir() != (fmt == "png"):
+        got = "a folder" if target.is_dir() else "a file"
+        raise EpisodeError(target, None, f"--out: expected {want}, got {got}")
+    if fmt == "png":
+        return
+    problem = not_a_regular_file(target, want)
+    if problem is not None:
+        raise EpisodeError(target, None, f"--out: {problem}")
+    same = os.path.samefile(target, source)
+    with open(target, "rb") as fh:
+        hdf5 = fh.read(len(HDF5_SIGNATURE)) == HDF5_SIGNATURE
+    if same or hdf5:
+        what = "the episode being exported" if same else "an HDF5 file (an episode?)"
+        raise EpisodeError(
+            target, None, f"--out: expected {want}, got {what}: an export never overwrites it"
+        )
 
 
 def export_episode(
@@ -61,8 +93,14 @@ def export_episode(
         height, width = ep.frame_shape[:2]
         size = scaled_size(width, height, scale)
         target = Path(out) if out is not None else default_output(path, fmt, frames, len(ep) + 1)
+        check_target(target, fmt, path)
         if fmt != "png":
-            target.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise EpisodeError(
+                    target, None, f"--out: cannot make its folder ({exc.strerror or exc})"
+                ) from None
         writer = open_writer(fmt, target, size, rate, first_index=frames.start)
         try:
             for done, i in enumerate(range(frames.start, frames.end + 1), start=1):

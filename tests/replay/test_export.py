@@ -191,8 +191,7 @@ def test_export_command_minari_calls_the_interop_exporter(episodes, tmp_path, ca
 def test_an_ffmpeg_failure_is_one_line_without_ffmpeg_output(episodes, tmp_path, capfd, fmt):
     """MP4 went through imageio's pipe, which let ffmpeg print to the terminal and ended in a
     BrokenPipe traceback; the GIF error carried all of ffmpeg's lines."""
-    out = tmp_path / f"taken.{fmt}"
-    out.mkdir()  # ffmpeg cannot open it for writing
+    out = tmp_path / f"{'x' * 300}.{fmt}"  # ffmpeg cannot open it for writing
     argv = ["export", str(episodes[0]), "--format", fmt, "--end", "5", "--out", str(out)]
     assert main([*argv, "--no-progress"]) == 2
     captured = capfd.readouterr()  # at the descriptor level: ffmpeg's own writes too
@@ -201,7 +200,6 @@ def test_an_ffmpeg_failure_is_one_line_without_ffmpeg_output(episodes, tmp_path,
     assert captured.err.startswith(
         f"demostudio: error: {out}: ffmpeg failed writing the {fmt.upper()}: "
     )
-    assert "Is a directory" in captured.err
 
 
 def test_a_frame_rate_outside_the_schema_is_refused_on_both_sides(episodes, tmp_path, capsys):
@@ -222,3 +220,40 @@ def test_a_frame_rate_outside_the_schema_is_refused_on_both_sides(episodes, tmp_
     assert main(argv) == 2
     assert "--fps: expected a number from 0.01 to 10000" in capsys.readouterr().err
     assert not (tmp_path / "p").exists() and not (tmp_path / "x.mp4").exists()
+
+
+@pytest.mark.timeout(60)
+def test_export_never_overwrites_an_episode_nor_waits_on_a_fifo(episodes, tmp_path, capsys):
+    """`export EP --format gif --out EP` replaced the episode with a GIF (exit 0), as did an
+    --out naming another episode; a FIFO --out waited for a reader; a PNG --out naming a file
+    was a FileExistsError traceback."""
+    import hashlib
+    import os
+    import shutil
+
+    ep = tmp_path / "ep.h5"
+    shutil.copy(episodes[0], ep)
+    other = tmp_path / "other.h5.bak"  # an episode whatever its name
+    shutil.copy(episodes[0], other)
+    before = {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (ep, other)}
+    fifo = tmp_path / "clip.gif"
+    os.mkfifo(fifo)
+    cases = [
+        ("gif", ep, "expected a path for the gif file, got the episode being exported"),
+        ("mp4", ep, "expected a path for the mp4 file, got the episode being exported"),
+        ("gif", other, "expected a path for the gif file, got an HDF5 file (an episode?)"),
+        ("png", ep, "expected a folder for the PNG frames, got a file"),
+        ("gif", fifo, "got a special file (FIFO, device)"),
+        ("mp4", tmp_path, "expected a path for the mp4 file, got a folder"),
+    ]
+    for fmt, out, expected in cases:
+        argv = ["export", str(ep), "--format", fmt, "--out", str(out), "--end", "2"]
+        assert main([*argv, "--no-progress"]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"demostudio: error: {out}: --out: ") and expected in err
+        assert err.count("\n") == 1
+    assert {p: hashlib.sha256(p.read_bytes()).hexdigest() for p in (ep, other)} == before
+    # an earlier export is still replaced, as a video tool does
+    clip = tmp_path / "clip2.gif"
+    for _ in range(2):
+        assert main(["export", str(ep), "--format", "gif", "--out", str(clip), "--end", "2"]) == 0
