@@ -8,9 +8,37 @@ from pathlib import Path
 from typing import Any
 
 from demostudio.episode import EpisodeError
+from demostudio.episode.hostile import not_a_regular_file
 from demostudio.episode.jsonfile import read_json_lines
 
 METRICS_FILE = "metrics.jsonl"
+
+
+RUN_ENTRIES = ("config.json", METRICS_FILE, "checkpoints", "tb")
+"""What a run writes in its folder (files, then folders)."""
+
+
+def run_folder_problem(run_dir: Path) -> str | None:
+    """Why the run folder ``run_dir`` cannot be written to, or None: it is a file, or one of
+    :data:`RUN_ENTRIES` is a link (nothing is written, appended or pruned through a link out of
+    the folder), a FIFO or device (appending to it would wait forever), or a folder where a
+    file goes."""
+    if run_dir.exists() and not run_dir.is_dir():
+        return f"{run_dir}: expected a run folder, got a file"
+    for name in RUN_ENTRIES:
+        p = run_dir / name
+        if p.is_symlink():
+            kind = "file" if "." in name else "folder"
+            return f"{p}: expected a {kind} of this run, got a link (never written through)"
+        if not p.exists():
+            continue
+        if "." in name:
+            problem = not_a_regular_file(p, f"the run's {name}")
+            if problem is not None:
+                return f"{p}: {problem}"
+        elif not p.is_dir():
+            return f"{p}: expected the run's {name} folder, got a file"
+    return None
 
 
 class RunLogger:
@@ -77,4 +105,4 @@ def _row_problem(path: Path, n: int, row: Any) -> EpisodeError | None:
     return None
 
 
-__all__ = ["METRICS_FILE", "RunLogger", "read_metrics"]
+__all__ = ["METRICS_FILE", "RUN_ENTRIES", "RunLogger", "read_metrics", "run_folder_problem"]

@@ -41,7 +41,7 @@ from agents.core.config import ReplayConfig, config_to_dict
 from agents.core.controller import AgentController
 from agents.core.evaluate import EvalResult, run_episodes
 from agents.core.learner import Learner
-from agents.core.logger import RunLogger
+from agents.core.logger import RunLogger, run_folder_problem
 from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
 from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, selector_part
@@ -397,6 +397,9 @@ def train(agent: Agent) -> TrainResult:
     torch.manual_seed(cfg.seed)
     device = resolve_device(cfg.device)
     run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(agent.name, cfg)
+    problem = run_folder_problem(run_dir)
+    if problem is not None:
+        raise ValueError(f"--run-dir: {problem}")
     payload = _open(agent, run_dir, device)
     created = not run_dir.exists()
     env = agent.make_env()

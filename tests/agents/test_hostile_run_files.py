@@ -91,3 +91,39 @@ def test_plot_out_a_folder_or_under_a_file_is_one_line(tmp_path, capsys):
     assert err.count("\n") == 1
     assert main(["plot", str(run), "--out", str(tmp_path / "curves")]) == 0
     assert capsys.readouterr().out == f"{tmp_path / 'curves.png'}\n"
+
+
+@pytest.mark.parametrize("kind", ["config_link", "metrics_link", "checkpoints_link", "fifo",
+                                  "metrics_folder", "run_dir_file"])  # fmt: skip
+def test_train_writes_nothing_through_a_link_nor_into_a_fifo(kind, tmp_path, capsys):
+    """train wrote config.json through a link (an outside file overwritten), appended metrics
+    through one, saved and pruned checkpoints in a linked folder, hung on a FIFO metrics.jsonl,
+    and a folder metrics.jsonl or a file --run-dir were tracebacks."""
+    run = tmp_path / "run"
+    run.mkdir()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    victim = outside / "precious.txt"
+    victim.write_text("precious")
+    old_ckpt = outside / "step-0000000001.pt"
+    old_ckpt.write_bytes(b"weights")
+    bad = {"config_link": run / "config.json", "metrics_link": run / "metrics.jsonl",
+           "checkpoints_link": run / "checkpoints", "fifo": run / "metrics.jsonl",
+           "metrics_folder": run / "metrics.jsonl", "run_dir_file": run}[kind]  # fmt: skip
+    if kind.endswith("_link"):
+        bad.symlink_to(outside if kind == "checkpoints_link" else victim)
+    elif kind == "fifo":
+        os.mkfifo(bad)
+    elif kind == "metrics_folder":
+        bad.mkdir()
+    else:
+        run.rmdir()
+        run.write_text("my notes")
+    argv = ["train", "r2d2", "--env", "CartPole-v1", "--run-dir", str(run), "--device", "cpu",
+            "--total-env-steps", "50", "--no-progress", "--no-tensorboard"]  # fmt: skip
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"demostudio: error: --run-dir: {bad}: expected ")
+    assert err.count("\n") == 1
+    assert victim.read_text() == "precious" and old_ckpt.read_bytes() == b"weights"
+    assert sorted(p.name for p in outside.iterdir()) == ["precious.txt", "step-0000000001.pt"]
