@@ -93,6 +93,7 @@ def cmd_keymap(args: argparse.Namespace) -> int:
 
     from demostudio.cli import CommandError
     from demostudio.episode import make_env
+    from demostudio.episode.hostile import output_file_problem
     from demostudio.play.config import PlayConfig
     from demostudio.play.envclose import close_env
     from demostudio.play.keymap import KeyMapError, resolve_keymap
@@ -110,8 +111,16 @@ def cmd_keymap(args: argparse.Namespace) -> int:
     finally:
         close_env(env)
     if cfg.write is not None:
-        cfg.write.parent.mkdir(parents=True, exist_ok=True)
-        cfg.write.write_text(json.dumps(km.to_document(), indent=2) + "\n", encoding="utf-8")
+        problem = output_file_problem(cfg.write, "a path for the key map JSON file")
+        if problem is not None:
+            raise CommandError(f"--write {cfg.write}: {problem}")
+        try:
+            cfg.write.parent.mkdir(parents=True, exist_ok=True)
+            cfg.write.write_text(json.dumps(km.to_document(), indent=2) + "\n", encoding="utf-8")
+        except OSError as exc:
+            raise CommandError(
+                f"--write {cfg.write}: cannot write it ({exc.strerror or exc})"
+            ) from None
         print(f"wrote {cfg.write}")
         return 0
     print(f"{cfg.env}: key map from {km.source}")

@@ -334,6 +334,32 @@ def not_a_regular_file(path: Path, expected: str) -> str | None:
     return None
 
 
+HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
+
+
+def output_file_problem(path: Path, expected: str) -> str | None:
+    """Why a command must not write ``expected`` ("a GIF file", "a key map JSON file") to
+    ``path``, or None (nothing there, or a regular file it may replace): a folder, a FIFO or
+    device (writing would wait forever), a link loop, or an HDF5 file (an episode is never
+    overwritten by an export or a template, whatever its name)."""
+    try:
+        if not path.exists() and not path.is_symlink():
+            return None
+    except OSError:  # a name the system refuses: the writer says so
+        return None
+    problem = not_a_regular_file(path, expected)
+    if problem is not None:
+        return problem
+    try:
+        with open(path, "rb") as fh:
+            hdf5 = fh.read(len(HDF5_SIGNATURE)) == HDF5_SIGNATURE
+    except OSError as exc:
+        return f"cannot read it ({exc.strerror or exc})"
+    if hdf5:
+        return f"expected {expected}, got an HDF5 file (an episode?): it is never overwritten"
+    return None
+
+
 def open_h5(path: Path, mode: str) -> h5py.File:
     """The HDF5 file at ``path``, once it is known to be a regular file HDF5 can read."""
     problem = not_a_regular_file(path, "an episode file")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from demostudio.episode import EpisodeError, open_episode
-from demostudio.episode.hostile import not_a_regular_file
+from demostudio.episode.hostile import output_file_problem
 from demostudio.episode.schema import FPS_RANGE, fps_in_range
 
 from .framing import FrameRange, resolve_range, scale_frame, scaled_size, stored_fps
@@ -34,35 +34,30 @@ def default_output(path: Path, fmt: str, frames: FrameRange, n_frames: int) -> P
     return Path("exports") / (name if fmt == "png" else f"{name}.{fmt}")
 
 
-HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-
-
 def check_target(target: Path, fmt: str, source: Path) -> None:
     """An export never overwrites an episode (the one exported, or any HDF5 file: ffmpeg is
     run with -y) and never writes into a FIFO or device (it would wait forever); a video goes
     to a file path, PNG frames to a folder. EpisodeError naming the target otherwise."""
-    try:
-        if not target.exists():
-            return
-    except OSError:  # a name the system refuses: the writer says so
-        return
-    want = "a folder for the PNG frames" if fmt == "png" else f"a path for the {fmt} file"
-    if target.is_dir() != (fmt == "png"):
-        got = "a folder" if target.is_dir() else "a file"
-        raise EpisodeError(target, None, f"--out: expected {want}, got {got}")
     if fmt == "png":
+        if target.exists() and not target.is_dir():
+            raise EpisodeError(
+                target, None, "--out: expected a folder for the PNG frames, got a file"
+            )
         return
-    problem = not_a_regular_file(target, want)
+    want = f"a path for the {fmt} file"
+    try:
+        same = target.exists() and os.path.samefile(target, source)
+    except OSError:
+        same = False
+    if same:
+        raise EpisodeError(
+            target,
+            None,
+            f"--out: expected {want}, got the episode being exported: it is never overwritten",
+        )
+    problem = output_file_problem(target, want)
     if problem is not None:
         raise EpisodeError(target, None, f"--out: {problem}")
-    same = os.path.samefile(target, source)
-    with open(target, "rb") as fh:
-        hdf5 = fh.read(len(HDF5_SIGNATURE)) == HDF5_SIGNATURE
-    if same or hdf5:
-        what = "the episode being exported" if same else "an HDF5 file (an episode?)"
-        raise EpisodeError(
-            target, None, f"--out: expected {want}, got {what}: an export never overwrites it"
-        )
 
 
 def export_episode(

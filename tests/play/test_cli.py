@@ -184,3 +184,29 @@ def test_a_bad_settings_file_is_ignored_by_every_command(kind, tmp_path, monkeyp
     assert main(["ls", str(empty)]) in (0, 1)
     assert "Traceback" not in capsys.readouterr().err
     assert recordings_root() == default_recordings()
+
+
+@pytest.mark.timeout(30)
+def test_keymap_write_never_overwrites_an_episode_nor_waits_on_a_fifo(tmp_path, capsys):
+    """`keymap ENV --write EP.h5` replaced an episode with JSON (exit 0), a FIFO hung, a
+    folder was an IsADirectoryError traceback."""
+    import h5py
+
+    episode = tmp_path / "ep.h5"
+    with h5py.File(episode, "w") as f:
+        f.attrs["format"] = "demostudio-episode"
+    before = episode.read_bytes()
+    fifo = tmp_path / "keys.json"
+    os.mkfifo(fifo)
+    for target, expected in [
+        (episode, "got an HDF5 file (an episode?): it is never overwritten"),
+        (fifo, "got a special file (FIFO, device)"),
+        (tmp_path, "got a folder"),
+    ]:
+        assert main(["keymap", "CartPole-v1", "--write", str(target)]) == 2
+        err = capsys.readouterr().err
+        assert err == (
+            f"demostudio: error: --write {target}: expected a path for the key map JSON file, "
+            f"{expected}\n"
+        )
+    assert episode.read_bytes() == before

@@ -241,7 +241,11 @@ def test_export_never_overwrites_an_episode_nor_waits_on_a_fifo(episodes, tmp_pa
     cases = [
         ("gif", ep, "expected a path for the gif file, got the episode being exported"),
         ("mp4", ep, "expected a path for the mp4 file, got the episode being exported"),
-        ("gif", other, "expected a path for the gif file, got an HDF5 file (an episode?)"),
+        (
+            "gif",
+            other,
+            "expected a path for the gif file, got an HDF5 file (an episode?): it is never overwritten",
+        ),
         ("png", ep, "expected a folder for the PNG frames, got a file"),
         ("gif", fifo, "got a special file (FIFO, device)"),
         ("mp4", tmp_path, "expected a path for the mp4 file, got a folder"),
