@@ -87,7 +87,14 @@ class EpisodeWriter:
         self._reset_journalled = threading.Event()
         self._last: tuple[bool, bool] = (False, False)
 
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # a file where a folder goes (--out FILE)
+            raise EpisodeError(
+                path.parent,
+                None,
+                f"expected a folder for the episodes, cannot make it ({exc.strerror or exc})",
+            ) from None
         if path.exists():
             raise FileExistsError(f"{path}: an episode with this name already exists")
         base = {

@@ -210,3 +210,18 @@ def test_keymap_write_never_overwrites_an_episode_nor_waits_on_a_fifo(tmp_path, 
             f"{expected}\n"
         )
     assert episode.read_bytes() == before
+
+
+def test_record_out_a_file_is_one_line_and_leaves_it(tmp_path, capsys):
+    """`record ENV --out FILE` (a file where the recordings folder goes) was a
+    NotADirectoryError traceback; watch --headless --record FILE the same."""
+    mine = tmp_path / "notes.txt"
+    mine.write_text("mine")
+    argv = ["record", "CartPole-v1", "--out", str(mine), "--episodes", "1", "--no-frames"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err == (
+        f"demostudio: error: {mine / 'CartPole-v1'}: expected a folder for the episodes, "
+        "cannot make it (Not a directory)"
+    )
+    assert mine.read_text() == "mine"
