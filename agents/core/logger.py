@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -69,17 +70,22 @@ class RunLogger:
 
 
 def read_metrics(run_dir: Path, skip_bad: bool = False) -> list[dict[str, Any]]:
-    """Rows of a run's metrics.jsonl, read as hostile input (a regular file of bounded size
-    and line length: :func:`demostudio.episode.jsonfile.read_json_lines`); every row is a
-    JSON object with a text ``kind`` and a whole-number ``env_steps``, as the logger writes
-    them. A ValueError names the file and line if one is bad (``skip_bad``: such lines, e.g.
-    the one a live run is writing, are left out instead)."""
+    """Every row of a run's metrics.jsonl (:func:`iter_metrics`)."""
+    return list(iter_metrics(run_dir, skip_bad))
+
+
+def iter_metrics(run_dir: Path, skip_bad: bool = False) -> Iterator[dict[str, Any]]:
+    """The rows of a run's metrics.jsonl one at a time (a caller keeping only what it needs
+    holds little of a large file), read as hostile input (a regular file of bounded size and
+    line length: :func:`demostudio.episode.jsonfile.read_json_lines`); every row is a JSON
+    object with a text ``kind`` and a whole-number ``env_steps``, as the logger writes them.
+    A ValueError names the file and line if one is bad (``skip_bad``: such lines, e.g. the one
+    a live run is writing, are left out instead)."""
     path = Path(run_dir) / METRICS_FILE
     if not path.exists() and not path.is_symlink():
         raise FileNotFoundError(
             f"{path}: expected a metrics file of a training run, got no such file"
         )
-    rows = []
     for n, row, error in read_json_lines(path, "a metrics file of a training run"):
         if error is None:
             error = _row_problem(path, n, row)
@@ -87,8 +93,7 @@ def read_metrics(run_dir: Path, skip_bad: bool = False) -> list[dict[str, Any]]:
             if skip_bad:
                 continue
             raise error
-        rows.append(row)
-    return rows
+        yield row
 
 
 def _row_problem(path: Path, n: int, row: Any) -> EpisodeError | None:
@@ -105,4 +110,11 @@ def _row_problem(path: Path, n: int, row: Any) -> EpisodeError | None:
     return None
 
 
-__all__ = ["METRICS_FILE", "RUN_ENTRIES", "RunLogger", "read_metrics", "run_folder_problem"]
+__all__ = [
+    "METRICS_FILE",
+    "RUN_ENTRIES",
+    "RunLogger",
+    "iter_metrics",
+    "read_metrics",
+    "run_folder_problem",
+]

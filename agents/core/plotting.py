@@ -11,7 +11,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from agents.core.logger import read_metrics
+from agents.core.logger import iter_metrics
 from demostudio.episode import find_episodes, read_summary
 
 METRICS = {"eval_return": "eval", "episode_return": "train", "loss": "train", "sps": "train"}
@@ -97,17 +97,20 @@ def plot_runs(
     fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
     drawn = 0
     for run in map(Path, run_dirs):
-        rows = [r for r in read_metrics(run) if r.get("kind") == kind and metric in r]
-        if not rows:
+        points = []  # (env steps, value): what is plotted, not the whole rows
+        for r in iter_metrics(run):
+            if r["kind"] != kind or metric not in r:
+                continue
+            if not _is_number(r[metric]):
+                raise ValueError(
+                    f"{run / 'metrics.jsonl'} [{metric}]: expected numbers, got {r[metric]!r:.60}"
+                )
+            points.append((r["env_steps"], r[metric]))
+        if not points:
             continue
-        bad = next((r[metric] for r in rows if not _is_number(r[metric])), None)
-        if bad is not None:
-            raise ValueError(
-                f"{run / 'metrics.jsonl'} [{metric}]: expected numbers, got {bad!r:.60}"
-            )
         ax.plot(
-            [r["env_steps"] for r in rows],
-            [r[metric] for r in rows],
+            [p[0] for p in points],
+            [p[1] for p in points],
             label=run.name,
             marker="." if kind == "eval" else None,
         )

@@ -20,7 +20,7 @@ from .schema import EpisodeError
 
 MAX_JSON_BYTES = MAX_ATTR_BYTES
 """Largest JSON document read (a key map or the settings take a few KB)."""
-MAX_JSON_LINES_BYTES = 256 * 1024 * 1024
+MAX_JSON_LINES_BYTES = 128 * 1024 * 1024
 """Largest JSON-lines file read (a 100M-step run logging every 1000 steps writes ~40 MB)."""
 MAX_JSON_LINE_BYTES = 1024 * 1024
 """Longest line of a JSON-lines file (a metrics row is a few hundred bytes)."""

@@ -54,7 +54,7 @@ def _metrics(run: Path, kind: str) -> Path:
         ("devzero", ": expected a metrics file of a training run, got a special file"),
         ("folder", ": expected a metrics file of a training run, got a folder"),
         ("loop", ": expected a metrics file of a training run, got a link loop"),
-        ("huge", ": expected a metrics file of a training run of at most 268435456 bytes"),
+        ("huge", ": expected a metrics file of a training run of at most 134217728 bytes"),
         ("long_line", " [line 1]: expected lines of at most 1048576 bytes"),
         ("nested", " [line 1]: expected JSON nested at most 64 deep"),
         ("list_row", " [line 1]: expected a JSON object, got list"),
