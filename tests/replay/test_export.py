@@ -244,7 +244,7 @@ def test_export_never_overwrites_an_episode_nor_waits_on_a_fifo(episodes, tmp_pa
         (
             "gif",
             other,
-            "expected a path for the gif file, got an HDF5 file (an episode?): it is never overwritten",
+            "got an HDF5 file (an episode?): it is never overwritten",
         ),
         ("png", ep, "expected a folder for the PNG frames, got a file"),
         ("gif", fifo, "got a special file (FIFO, device)"),
