@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -96,13 +97,23 @@ def export_episode(
                 raise EpisodeError(
                     target, None, f"--out: cannot make its folder ({exc.strerror or exc})"
                 ) from None
-        writer = open_writer(fmt, target, size, rate, first_index=frames.start)
+        # a video is written beside its target and renamed once complete: an interrupted or
+        # failed export leaves an earlier one at the target as it was
+        partial = None if fmt == "png" else target.with_name(target.name + ".partial")
+        writer = open_writer(fmt, target, size, rate, frames.start, partial)
         try:
-            for done, i in enumerate(range(frames.start, frames.end + 1), start=1):
-                writer.write(scale_frame(ep.frame(i), size))
-                if progress is not None:
-                    progress(done, frames.count)
+            try:
+                for done, i in enumerate(range(frames.start, frames.end + 1), start=1):
+                    writer.write(scale_frame(ep.frame(i), size))
+                    if progress is not None:
+                        progress(done, frames.count)
+            finally:
+                writer.close()
+            if partial is not None:
+                os.replace(partial, target)
         finally:
-            writer.close()
+            if partial is not None:
+                with contextlib.suppress(OSError):  # e.g. a name too long to exist
+                    partial.unlink(missing_ok=True)
         out_size = getattr(writer, "size", size)
     return ExportResult(target, frames, out_size, rate)

@@ -63,18 +63,23 @@ def _failure(path: Path, what: str, stderr: str) -> RuntimeError:
 class Mp4Writer:
     """H.264 MP4, yuv420p, constant frame rate (odd sizes padded by one pixel to even)."""
 
-    def __init__(self, path: Path, size: tuple[int, int], fps: float):
+    def __init__(self, path: Path, size: tuple[int, int], fps: float, partial: Path | None = None):
         self.path = path
+        self._out = partial or path  # written there, named ``path`` in messages
         width, height = size
         self.size = (width + width % 2, height + height % 2)
         raw_input = ["-f", "rawvideo", "-pix_fmt", "rgb24", "-s", f"{self.size[0]}x{self.size[1]}"]
         cmd = [_ffmpeg().get_ffmpeg_exe(), "-hide_banner", "-loglevel", "error", "-y"]
         cmd += [*raw_input, "-r", _rate(fps), "-i", "-", "-an"]
         cmd += ["-vcodec", "libx264", "-pix_fmt", "yuv420p", "-crf", "18", "-preset", "veryfast"]
-        cmd += ["-fps_mode", "cfr", str(path)]
+        cmd += ["-fps_mode", "cfr", "-f", "mp4", str(self._out)]
         self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 (closed in close())
-        self._proc = subprocess.Popen(
-            cmd, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=self._stderr
+        self._proc = subprocess.Popen(  # its own session: Ctrl-C interrupts us, not ffmpeg
+            cmd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=self._stderr,
+            start_new_session=True,
         )
 
     def write(self, frame: np.ndarray) -> None:
@@ -107,8 +112,9 @@ class GifWriter:
     """An animated GIF with one palette for the whole clip, built from every frame's colours
     (exact when the clip has at most 256 colours), one GIF frame per episode frame."""
 
-    def __init__(self, path: Path, size: tuple[int, int], fps: float):
+    def __init__(self, path: Path, size: tuple[int, int], fps: float, partial: Path | None = None):
         self.path = path
+        self._out = partial or path  # written there, named ``path`` in messages
         self.size = size
         self.fps = fps
         self._exe = _ffmpeg().get_ffmpeg_exe()
@@ -149,6 +155,7 @@ class GifWriter:
             capture_output=True,
             text=True,
             errors="replace",
+            start_new_session=True,  # Ctrl-C interrupts us, not ffmpeg
         )
         if done.returncode != 0:
             raise _failure(self.path, "GIF", done.stderr)
@@ -166,7 +173,7 @@ class GifWriter:
                     "0",
                     "-f",
                     "gif",
-                    str(self.path),
+                    str(self._out),
                 )
         finally:
             self._tmp.cleanup()
@@ -209,12 +216,19 @@ class PngSequenceWriter:
 
 
 def open_writer(
-    fmt: str, path: Path, size: tuple[int, int], fps: float, first_index: int = 0
+    fmt: str,
+    path: Path,
+    size: tuple[int, int],
+    fps: float,
+    first_index: int = 0,
+    partial: Path | None = None,
 ) -> FrameWriter:
+    """A writer of ``path`` (MP4 and GIF: written to ``partial`` when given, for the caller to
+    rename once it is complete)."""
     if fmt == "png":
         return PngSequenceWriter(path, first_index)
     if fmt == "mp4":
-        return Mp4Writer(path, size, fps)
+        return Mp4Writer(path, size, fps, partial)
     if fmt == "gif":
-        return GifWriter(path, size, fps)
+        return GifWriter(path, size, fps, partial)
     raise ValueError(f"expected an export format in {FORMATS}, got {fmt!r}")

@@ -261,3 +261,27 @@ def test_export_never_overwrites_an_episode_nor_waits_on_a_fifo(episodes, tmp_pa
     clip = tmp_path / "clip2.gif"
     for _ in range(2):
         assert main(["export", str(ep), "--format", "gif", "--out", str(clip), "--end", "2"]) == 0
+
+
+@pytest.mark.parametrize("fmt", ["mp4", "gif"])
+def test_an_interrupted_export_leaves_the_earlier_one(episodes, tmp_path, fmt):
+    """Ctrl-C during an MP4 export replaced an earlier export with an 8 KB truncated video
+    and said "ffmpeg failed writing the MP4: no message" (exit 2): ffmpeg, in the terminal's
+    process group, died of the same Ctrl-C. A video is now written beside its target and
+    renamed once complete; ffmpeg runs in its own session."""
+    out = tmp_path / "exports"
+    out.mkdir()
+    target = out / f"clip.{fmt}"
+    target.write_bytes(b"an earlier export")
+
+    def interrupt(done: int, total: int) -> None:
+        if done == 3:
+            raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        export_episode(episodes[0], fmt, target, end=10, progress=interrupt)
+    assert target.read_bytes() == b"an earlier export"
+    assert sorted(p.name for p in out.iterdir()) == [target.name]
+    export_episode(episodes[0], fmt, target, end=3)  # a complete one replaces it
+    assert target.stat().st_size > 1000
+    assert sorted(p.name for p in out.iterdir()) == [target.name]
