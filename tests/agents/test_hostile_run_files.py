@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from demostudio.cli import main
+from demostudio.episode.jsonfile import MAX_JSON_LINES_BYTES
 
 pytestmark = pytest.mark.timeout(60)  # a FIFO opened by mistake blocks: fail, do not hang
 
@@ -54,7 +55,10 @@ def _metrics(run: Path, kind: str) -> Path:
         ("devzero", ": expected a metrics file of a training run, got a special file"),
         ("folder", ": expected a metrics file of a training run, got a folder"),
         ("loop", ": expected a metrics file of a training run, got a link loop"),
-        ("huge", ": expected a metrics file of a training run of at most 134217728 bytes"),
+        (
+            "huge",
+            f": expected a metrics file of a training run of at most {MAX_JSON_LINES_BYTES} bytes",
+        ),
         ("long_line", " [line 1]: expected lines of at most 1048576 bytes"),
         ("nested", " [line 1]: expected JSON nested at most 64 deep"),
         ("list_row", " [line 1]: expected a JSON object, got list"),
