@@ -74,7 +74,13 @@ def resolve_env(cfg: Any) -> str:
         demos = tuple(getattr(cfg, "demos", ()) or ())
         ids = set()
         if demos and not getattr(cfg, "demo_env_override", None):
-            ids = {read_summary(p).env_id for p in find_episodes(list(demos))}
+            files = find_episodes(list(demos))
+            if not files:
+                raise ValueError(
+                    f"--demos {' '.join(map(str, demos))}: expected episode files (*.h5) to "
+                    f"take the env from, found none (or give --env)"
+                )
+            ids = {read_summary(p).env_id for p in files}
         if len(ids) != 1:
             found = f"demos of {sorted(ids)}" if ids else "none"
             raise ValueError(

@@ -80,6 +80,12 @@ def test_train_needs_an_env_and_checks_it_before_the_demos(tmp_path, cartpole_de
     # no --env and no demos: an error, not a silent CartPole run
     assert main(["train", "r2d2", "--run-dir", str(run)]) == 2
     assert "--env: expected a Gymnasium env id" in capsys.readouterr().err
+    # --demos a folder without episodes: that is what is said, not a missing --env
+    (tmp_path / "empty").mkdir()
+    assert main(["train", "r2d3", "--demos", str(tmp_path / "empty"), "--run-dir", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"--demos {tmp_path / 'empty'}: expected episode files (*.h5)" in err
+    assert not run.exists()
     # a typo is reported as an unknown env, before any demo is looked at
     assert main(["train", "r2d3", "--env", "CartPol-v1", "--demos", str(tmp_path / "none"),
                  "--run-dir", str(run)]) == 2  # fmt: skip
