@@ -54,7 +54,11 @@ class CompareConfig:
 def cmd_compare(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(CompareConfig, args)
     if not cfg.demos:
-        raise CommandError("--demos: expected at least one demo file or folder, got none")
+        raise CommandError(
+            "--demos: expected at least one demo file or folder, got none (compare measures "
+            "every algorithm against the same demos: their returns set the threshold and the "
+            "plot's band; for one algorithm without demos use `demostudio train`)"
+        )
     from agents.compare import run_comparison
     from agents.registry import algorithm_names
 
