@@ -5,11 +5,9 @@ merged with Chan et al.'s parallel update: for the seen data (n, m, v) and a bat
     m' = m + d * n_b / N
     v' = (v * n + v_b * n_b + d^2 * n * n_b / N) / N
 
-so after any split of the data the statistics equal those of the concatenated data, and
-:class:`ObservationNormalizer`, ``clip((x - mean) / sqrt(var + 1e-8), -clip, clip)`` by them.
-Used by the core's input standardisation (:mod:`agents.core.obs_norm`), by RND's observation
-and intrinsic-return normalisation (:mod:`agents.rnd_ppo.normalize`) and by the Reactor's
-novelty cost (:mod:`agents.reactor.novelty`). Its ``state_dict`` holds
+so after any split of the data the statistics equal those of the concatenated data. Used by
+the core's input standardisation (:mod:`agents.core.obs_norm`) and by RND's observation and
+intrinsic-return normalisation (:mod:`agents.rnd_ppo.normalize`). Its ``state_dict`` holds
 only tensors and plain numbers (it round-trips through ``torch.load(weights_only=True)``).
 """
 
@@ -103,47 +101,4 @@ class RunningMeanStd:
             )
 
 
-class ObservationNormalizer:
-    """``clip((x - mean) / sqrt(var + 1e-8), -clip, clip)`` with running statistics.
-
-    ``x``: ``[N, *shape]`` (any leading dims for :meth:`__call__`); returns float32 on the
-    input's device. Statistics are updated only by :meth:`update` (random-policy steps
-    first, then every rollout)."""
-
-    def __init__(self, shape: tuple[int, ...], clip: float = 5.0, eps: float = 1e-8):
-        if clip <= 0:
-            raise ValueError(f"expected an observation clip > 0, got {clip}")
-        self.rms = RunningMeanStd(shape)
-        self.clip = float(clip)
-        self.eps = float(eps)
-        self._cache: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
-
-    def update(self, x: ArrayLike) -> None:
-        self.rms.update(x)
-        self._cache.clear()
-
-    def _stats(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
-        if device not in self._cache:
-            mean = torch.as_tensor(self.rms.mean, dtype=torch.float32, device=device)
-            scale = torch.as_tensor(np.sqrt(self.rms.var + self.eps), dtype=torch.float32)
-            self._cache[device] = (mean, scale.to(device))
-        return self._cache[device]
-
-    def __call__(self, x: torch.Tensor) -> torch.Tensor:
-        """``[..., *shape]`` -> normalised, clipped float32 of the same shape."""
-        if tuple(x.shape[x.ndim - len(self.rms.shape) :]) != self.rms.shape:
-            raise ValueError(
-                f"expected observations ending in shape {self.rms.shape}, got {tuple(x.shape)}"
-            )
-        mean, scale = self._stats(x.device)
-        return ((x.float() - mean) / scale).clamp(-self.clip, self.clip)
-
-    def state_dict(self) -> dict[str, Any]:
-        return self.rms.state_dict()
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        self.rms.load_state_dict(state)
-        self._cache.clear()
-
-
-__all__ = ["ArrayLike", "ObservationNormalizer", "RunningMeanStd", "array_from_state", "numpy64"]
+__all__ = ["ArrayLike", "RunningMeanStd", "array_from_state", "numpy64"]

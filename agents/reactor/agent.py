@@ -14,32 +14,23 @@ How the off-policy corrections treat demo steps (mu(A|x) = 1 for the recorded ac
     TIS             min(c, pi(A) / 1) = pi(A), and [pi(a) - c mu(a)]_+ = pi(a) for a != A
 
 (details in :mod:`agents.reactor.retrace` and :mod:`agents.reactor.policy_gradient`).
-
-``--novelty-cost`` adds RND networks to the learner and charges replayed steps into states
-the predictor does not know (:mod:`agents.reactor.novelty`).
 """
 
 from __future__ import annotations
 
-import functools
-from collections.abc import Mapping
-from typing import Any
-
 import numpy as np
-import torch
 
 from agents.core.agent import Agent, EnvInfo
 from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
 from agents.core.mixing import DataSource, LinearSchedule
-from agents.core.networks import HeadSpec, RecurrentNetwork
+from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
 from agents.core.run import RunContext, TrainResult, train
 from agents.core.targets import Polyak, TargetRule
 from agents.reactor.acting import BehaviourSample, demo_extras
 from agents.reactor.config import ReactorConfig
 from agents.reactor.learning import CRITIC, POLICY, reactor_learner_loss
-from agents.reactor.novelty import ADAM_EPS, NoveltyCost
 from agents.reactor.support import default_support
 
 
@@ -51,8 +42,6 @@ class Reactor(Agent):
         super().__init__(cfg)
         self.demo_mix = DemoMix(cfg) if cfg.demos else None
         self.num_actions = 0
-        self.novelty: NoveltyCost | None = None
-        """The novelty cost (``--novelty-cost``), built with the networks."""
         self.learning_rate = LinearSchedule(
             cfg.learning_rate, cfg.learning_rate_final, cfg.learning_rate_steps
         )
@@ -87,37 +76,11 @@ class Reactor(Agent):
         )
         return {POLICY: HeadSpec("logits"), CRITIC: critic}
 
-    def build_networks(self, env: EnvInfo) -> dict[str, torch.nn.Module]:
-        """``main``, and with ``--novelty-cost`` the novelty cost's RND networks."""
-        cfg = self.cfg
-        nets: dict[str, torch.nn.Module] = {
-            "main": RecurrentNetwork(self.network_specs(env)["main"])
-        }
-        if cfg.novelty_cost > 0:  # on the replayed (preprocessed) observations
-            spec = env.preprocess.spec
-            self.novelty = NoveltyCost(spec, cfg.novelty_cost, cfg.novelty_cap,
-                                       cfg.novelty_hidden, cfg.novelty_embed)  # fmt: skip
-            nets.update(self.novelty.networks)
-        return nets
-
-    def param_groups(self, networks: Mapping[str, torch.nn.Module]) -> list[dict] | None:
-        """One group for ``main`` (its rate follows the schedule); the novelty predictor's
-        own (``--novelty-lr``, Adam eps 1e-8)."""
-        if "novelty_predictor" not in networks:
-            return None
-        return [
-            {"params": [p for p in networks["main"].parameters() if p.requires_grad]},
-            {"params": list(networks["novelty_predictor"].parameters()),
-             "lr": self.cfg.novelty_lr, "eps": ADAM_EPS},
-        ]  # fmt: skip
-
     def target_rules(self) -> dict[str, TargetRule]:
         return {"main": Polyak(1.0 - self.cfg.average_tau)}
 
     def loss(self) -> Loss:
-        if self.novelty is None:
-            return reactor_learner_loss
-        return functools.partial(reactor_learner_loss, novelty=self.novelty)
+        return reactor_learner_loss
 
     def acting_selector(self, n: int) -> Selector:
         cfg = self.cfg
@@ -146,26 +109,15 @@ class Reactor(Agent):
     def _set_learning_rate(self, ctx: RunContext) -> None:
         """The optimiser's rate from the schedule at the current env step (a resumed run
         picks it up from its step count)."""
-        ctx.learner.optimizer.param_groups[0]["lr"] = self.learning_rate(ctx.counters["env_steps"])
+        lr = self.learning_rate(ctx.counters["env_steps"])
+        for group in ctx.learner.optimizer.param_groups:
+            group["lr"] = lr
 
     def metrics(self, ctx: RunContext) -> dict[str, float]:
         out = {"learning_rate": self.learning_rate(ctx.counters["env_steps"])}
         if self.demo_mix is not None:
             out.update(self.demo_mix.metrics(ctx.counters["env_steps"]))
         return out
-
-    def state_dict(self) -> dict[str, Any]:
-        return {} if self.novelty is None else {"novelty": self.novelty.state_dict()}
-
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        if self.novelty is None:
-            return
-        if "novelty" not in state:
-            raise ValueError(
-                f"agent_state: expected 'novelty' (the novelty cost's statistics), got "
-                f"{sorted(state)}"
-            )
-        self.novelty.load_state_dict(state["novelty"])
 
 
 def train_reactor(cfg: ReactorConfig) -> TrainResult:

@@ -43,9 +43,6 @@ Beyond the seed (the Reactor paper): ``--distributional`` / ``--num-atoms`` / ``
 shapes the shared torso), and the behaviour policy
 ``mu = (1 - eps_i) pi + eps_i / A`` of actor ``i``, ``eps_i`` from the core's ladder
 (``--epsilon-base``, ``--epsilon-alpha``; alpha 0: every actor mixes with epsilon-base),
-a cost for steps into states the replay has not taught
-(``--novelty-cost``, ``--novelty-cap``, ``--novelty-lr``, ``--novelty-hidden``,
-``--novelty-embed``),
 and ``--learning-rate-final`` / ``--learning-rate-steps`` (a linear anneal of the rate by
 env steps).
 
@@ -192,19 +189,6 @@ class ReactorConfig(
     eval_greedy: bool = True
     """Evaluate (and watch) with the most probable action of pi; off: sample from pi."""
 
-    novelty_cost: float = 0.0
-    """k of the novelty cost: a replayed step whose next observation RND's predictor does not
-    know yet pays k * clip(e / ebar - 1, 0, --novelty-cap) (agents/reactor/novelty.py). 0:
-    off."""
-    novelty_cap: float = 4.0
-    """Most a step's novelty (e / ebar - 1) counts; a step pays at most k times it."""
-    novelty_lr: float = 5e-4
-    """Learning rate of the novelty cost's RND predictor (its own Adam group)."""
-    novelty_hidden: int = 64
-    """Width of the novelty cost's RND networks."""
-    novelty_embed: int = 32
-    """Output width of the novelty cost's RND networks (the features the predictor learns)."""
-
     learning_rate_final: float | None = 5e-5
     """Anneal --learning-rate linearly to this over --learning-rate-steps env steps, then hold
     it (none: a constant rate). The schedule follows env steps, not --total-env-steps, so a
@@ -226,9 +210,6 @@ class ReactorConfig(
     def check(self) -> None:
         require(self, ("learning_rate_final",), 0.0, strict=True)
         require(self, ("learning_rate_steps",), 0)
-        require(self, ("novelty_cost",), 0.0)
-        require(self, ("novelty_cap", "novelty_lr"), 0.0, strict=True)
-        require(self, ("novelty_hidden", "novelty_embed"), 1)
 
 
 __all__ = ["ReactorConfig", "ReactorLossConfig"]

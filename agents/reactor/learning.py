@@ -23,7 +23,6 @@ from agents.core.losses import episode_starts, learn_mask, unroll
 from agents.core.networks import LSTMState, NetworkOutput, RecurrentNetwork
 from agents.reactor.acting import BEHAVIOUR, MU
 from agents.reactor.loss import ReactorLossInputs, reactor_loss
-from agents.reactor.novelty import NoveltyCost
 
 POLICY = "logits"
 """Head of ``main`` with the policy logits ``[T, B, A]``."""
@@ -65,17 +64,10 @@ def _extra(batch: TorchBatch, name: str) -> torch.Tensor:
     return batch.extras[name]
 
 
-def reactor_learner_loss(
-    learner: LearnerView, batch: TorchBatch, novelty: NoveltyCost | None = None
-) -> LossOutput:
+def reactor_learner_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
     """The Reactor loss over the learned steps (see the module docstring); priorities from
-    the critic's error, 0 on the steps not learned. With ``novelty`` the rewards pay its
-    cost and its predictor's loss is added (:mod:`agents.reactor.novelty`)."""
+    the critic's error, 0 on the steps not learned."""
     cfg = learner.cfg
-    reward, extra = batch.reward, None
-    if novelty is not None:
-        extra = novelty(batch.obs, batch.mask)
-        reward = reward - extra.cost
     burn = cfg.burn_in
     if cfg.policy_trains_torso:
         online = unroll(learner.network, batch, burn)
@@ -91,7 +83,7 @@ def reactor_learner_loss(
         target_critic=average.heads[CRITIC],
         average_logits=average.heads[POLICY] if cfg.trust_region else None,
         action=batch.action,
-        reward=reward,
+        reward=batch.reward,
         terminal=batch.terminal,
         mask=batch.mask,
         mu_taken=_extra(batch, MU),
@@ -100,10 +92,7 @@ def reactor_learner_loss(
         learn=learn_mask(batch, burn),
     )
     out = reactor_loss(inputs, cfg, cfg.discount)
-    if extra is None:
-        return LossOutput(out.loss, out.priority, out.learn_mask, out.metrics)
-    metrics = {**out.metrics, **extra.metrics}
-    return LossOutput(out.loss + extra.loss, out.priority, out.learn_mask, metrics)
+    return LossOutput(out.loss, out.priority, out.learn_mask, out.metrics)
 
 
 __all__ = ["CRITIC", "POLICY", "reactor_learner_loss"]

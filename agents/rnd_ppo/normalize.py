@@ -2,8 +2,8 @@
 
 * :class:`RunningMeanStd` (the core's, :mod:`agents.core.running_stats`): mean and
   (population) variance of a stream of batches.
-* :class:`ObservationNormalizer` (the core's): ``clip((x - mean) / sqrt(var + 1e-8), -5, 5)``
-  per element, the predictor's and target's input (Burda et al. 2018, section 2.4).
+* :class:`ObservationNormalizer`: ``clip((x - mean) / sqrt(var + 1e-8), -5, 5)`` per
+  element, the predictor's and target's input (Burda et al. 2018, section 2.4).
 * :class:`RewardForwardFilter` and :class:`IntrinsicRewardScaler`: the intrinsic reward is
   divided by the running standard deviation of the *discounted intrinsic return*
   ``R_t = gamma_int * R_{t-1} + r_t`` (per env, never reset: non-episodic).
@@ -20,13 +20,50 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.core.running_stats import (
-    ArrayLike,
-    ObservationNormalizer,
-    RunningMeanStd,
-    array_from_state,
-    numpy64,
-)
+from agents.core.running_stats import ArrayLike, RunningMeanStd, array_from_state, numpy64
+
+
+class ObservationNormalizer:
+    """``clip((x - mean) / sqrt(var + 1e-8), -clip, clip)`` with running statistics.
+
+    ``x``: ``[N, *shape]`` (any leading dims for :meth:`__call__`); returns float32 on the
+    input's device. Statistics are updated only by :meth:`update` (random-policy steps
+    first, then every rollout)."""
+
+    def __init__(self, shape: tuple[int, ...], clip: float = 5.0, eps: float = 1e-8):
+        if clip <= 0:
+            raise ValueError(f"expected an observation clip > 0, got {clip}")
+        self.rms = RunningMeanStd(shape)
+        self.clip = float(clip)
+        self.eps = float(eps)
+        self._cache: dict[torch.device, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def update(self, x: ArrayLike) -> None:
+        self.rms.update(x)
+        self._cache.clear()
+
+    def _stats(self, device: torch.device) -> tuple[torch.Tensor, torch.Tensor]:
+        if device not in self._cache:
+            mean = torch.as_tensor(self.rms.mean, dtype=torch.float32, device=device)
+            scale = torch.as_tensor(np.sqrt(self.rms.var + self.eps), dtype=torch.float32)
+            self._cache[device] = (mean, scale.to(device))
+        return self._cache[device]
+
+    def __call__(self, x: torch.Tensor) -> torch.Tensor:
+        """``[..., *shape]`` -> normalised, clipped float32 of the same shape."""
+        if tuple(x.shape[x.ndim - len(self.rms.shape) :]) != self.rms.shape:
+            raise ValueError(
+                f"expected observations ending in shape {self.rms.shape}, got {tuple(x.shape)}"
+            )
+        mean, scale = self._stats(x.device)
+        return ((x.float() - mean) / scale).clamp(-self.clip, self.clip)
+
+    def state_dict(self) -> dict[str, Any]:
+        return self.rms.state_dict()
+
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+        self.rms.load_state_dict(state)
+        self._cache.clear()
 
 
 class RewardForwardFilter:
