@@ -13,6 +13,7 @@ import pytest
 
 from demostudio.cli import main
 from demostudio.episode.jsonfile import MAX_JSON_LINES_BYTES
+from tests.hostile_files import make_hostile
 
 pytestmark = pytest.mark.timeout(60)  # a FIFO opened by mistake blocks: fail, do not hang
 
@@ -22,21 +23,10 @@ GOOD_ROW = {"kind": "eval", "env_steps": 10, "eval_return": 1.5}
 def _metrics(run: Path, kind: str) -> Path:
     run.mkdir(parents=True, exist_ok=True)
     path = run / "metrics.jsonl"
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "devzero":
-        path.symlink_to("/dev/zero")
-    elif kind == "folder":
-        path.mkdir()
-    elif kind == "loop":
-        path.symlink_to(path.name)
-    elif kind == "huge":
-        with open(path, "wb") as f:
-            f.truncate(2 * 1024**3)  # sparse: read whole before (4 GB RSS)
-    elif kind == "long_line":
+    if make_hostile(path, kind):  # a 2 GB one was read whole before (4 GB RSS)
+        return path
+    if kind == "long_line":
         path.write_text(json.dumps({**GOOD_ROW, "x": "a" * 2_000_000}) + "\n")
-    elif kind == "nested":
-        path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
     elif kind == "list_row":
         path.write_text("[1, 2]\n")
     elif kind == "no_steps":

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shutil
 from pathlib import Path
 
@@ -19,6 +18,7 @@ from agents.compare import (
 )
 from demostudio.cli import main
 from demostudio.cli.compare_cmd import CompareConfig
+from tests.hostile_files import make_hostile
 
 
 def _spec(algo: str, overrides: dict | None = None) -> RunSpec:
@@ -133,15 +133,9 @@ def test_hostile_results_file_is_one_line_before_any_training(kind, expected, tm
     out = tmp_path / "cmp"
     out.mkdir()
     path = out / "results.jsonl"
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "folder":
-        path.mkdir()
-    elif kind == "nested":
-        path.write_text("[" * 100_000 + "]" * 100_000 + "\n")
-    elif kind == "list_row":
+    if kind == "list_row":
         path.write_text("[1, 2]\n")
-    else:
+    elif not make_hostile(path, kind):
         field, value = {"text_return": ("final_return", "abc"), "text_seed": ("seed", "0"),
                         "text_curve": ("curve", [[0, "a"]])}[kind]  # fmt: skip
         path.write_text(json.dumps({**GOOD_SUMMARY, field: value}) + "\n")

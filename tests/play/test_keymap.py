@@ -4,7 +4,6 @@ maps, combos, and clear errors for bad files."""
 from __future__ import annotations
 
 import json
-import os
 
 import gymnasium as gym
 import numpy as np
@@ -20,6 +19,7 @@ from demostudio.play.keymap import (
     load_keymap,
     resolve_keymap,
 )
+from tests.hostile_files import make_hostile
 
 
 def names(*keys: int) -> list[str]:
@@ -272,20 +272,7 @@ def test_bad_keymap_errors_name_file_and_entry(tmp_path, doc, entry, expected):
 
 def _hostile_keymap(tmp_path, kind):
     path = tmp_path / "keys.json"
-    if kind == "fifo":
-        os.mkfifo(path)
-    elif kind == "folder":
-        path.mkdir()
-    elif kind == "loop":
-        path.symlink_to(path.name)
-    elif kind == "devzero":
-        path.symlink_to("/dev/zero")
-    elif kind == "huge":
-        with open(path, "wb") as f:
-            f.truncate(2 * 1024**3)  # sparse: 2 GB that used to be read whole
-    elif kind == "nested":
-        path.write_text("[" * 100_000 + "]" * 100_000)
-    elif kind == "key_code":
+    if not make_hostile(path, kind) and kind == "key_code":  # a 2 GB one was read whole
         doc = {**GOOD, "bindings": [{"keys": [10**20], "action": 0}]}
         path.write_text(json.dumps(doc))
     return path
