@@ -93,6 +93,7 @@ def cmd_keymap(args: argparse.Namespace) -> int:
 
     from demostudio.cli import CommandError
     from demostudio.episode import make_env
+    from demostudio.episode.attrs import printable
     from demostudio.episode.hostile import output_file_problem
     from demostudio.play.config import PlayConfig
     from demostudio.play.envclose import close_env
@@ -126,8 +127,8 @@ def cmd_keymap(args: argparse.Namespace) -> int:
     print(f"{cfg.env}: key map from {km.source}")
     rows = km.help_rows()
     width = max(len(k) for k, _ in rows)
-    for keys, label in rows:
-        print(f"  {keys.ljust(width)}  {label}")
+    for keys, label in rows:  # a label from a user's file: no escape reaches the terminal
+        print(f"  {keys.ljust(width)}  {printable(label)}")
     print(f"  {'(no key)'.ljust(width)}  action {km.noop}")
     return 0
 

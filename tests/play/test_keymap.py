@@ -10,6 +10,7 @@ import numpy as np
 import pygame
 import pytest
 
+from demostudio.cli import main
 from demostudio.episode import make_env
 from demostudio.play.keymap import (
     KeyMapError,
@@ -358,3 +359,12 @@ def test_no_key_map_takes_the_window_controls(env_id, kwargs):
         keys = {key_name(k) for b in doc["bindings"] for k in b["keys"]}
         keys |= {key_name(k) for k in doc.get("aliases", {})}
         assert not keys & controls, path.name
+
+
+def test_labels_from_a_key_map_file_reach_the_terminal_escaped(tmp_path, capsys):
+    doc = {**GOOD, "bindings": [{"keys": ["left"], "action": 0, "label": "\x1b[2Jgo\nleft"},
+                                {"keys": ["right"], "action": 2}]}  # fmt: skip
+    path = write(tmp_path, doc)
+    assert main(["keymap", "MountainCar-v0", "--keymap", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "\\x1b[2Jgo\\nleft" in out and "\x1b" not in out
