@@ -140,6 +140,10 @@ def cmd_launch(args: argparse.Namespace) -> int:
     from demostudio.ui.settings import remember_recordings
 
     cfg = dataclass_from_args(LaunchConfig, args)
+    if cfg.out.exists() and not cfg.out.is_dir():  # never remembered as the recordings folder
+        from demostudio.cli import CommandError
+
+        raise CommandError(f"--out {cfg.out}: expected a folder for your recordings, got a file")
     require_display()
     if cfg.out.absolute() != recordings_root().absolute():
         remember_recordings(cfg.out)

@@ -75,6 +75,11 @@ def test_bare_demostudio_opens_the_launcher_on_your_recordings(tmp_path, monkeyp
     assert load_settings()[0].recordings == str(chosen)
     assert main(["record", "CartPole-v1", "--episodes", "1", "--no-frames", "--seed", "0"]) == 0
     assert len(find_episodes(chosen / "CartPole-v1")) == 1
+    # a file is not a recordings folder: refused, and the remembered folder stays
+    afile = tmp_path / "notes.txt"
+    afile.write_text("x")
+    assert main(["launch", "--out", str(afile)]) == 2
+    assert load_settings()[0].recordings == str(chosen)
 
 
 def test_play_that_saves_nothing_leaves_no_folder(tmp_path):
