@@ -14,6 +14,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -299,7 +300,7 @@ def read_results(out: Path) -> list[RunSummary]:
     """The finished runs in ``OUT/results.jsonl``, read as hostile input (a regular file of
     bounded size and line length, every row a run summary); ValueError names file and line."""
     path = out / RESULTS_FILE
-    if not path.exists() and not path.is_symlink():
+    if not os.path.lexists(path):
         return []
     rows = []
     for n, row, error in read_json_lines(path, "a results file of a comparison"):

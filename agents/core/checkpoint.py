@@ -143,7 +143,7 @@ def load_replays(run_dir: Path) -> tuple[int, dict[str, dict[str, np.ndarray]]] 
     """``(env_steps, {buffer name: arrays})`` from ``checkpoints/replay.npz``, or None when
     there is none. Read with ``allow_pickle=False``."""
     path = replay_path(run_dir)
-    if not path.exists() and not path.is_symlink():
+    if not os.path.lexists(path):
         return None
     problem = not_a_regular_file(path, "a DemoStudio replay file")
     if problem is not None:

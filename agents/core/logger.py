@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,25 +16,28 @@ from demostudio.episode.jsonfile import read_json_lines
 METRICS_FILE = "metrics.jsonl"
 
 
-RUN_ENTRIES = ("config.json", METRICS_FILE, "checkpoints", "tb")
-"""What a run writes in its folder (files, then folders)."""
+RUN_FILES = ("config.json", METRICS_FILE)
+"""The files a run writes in its folder."""
+RUN_FOLDERS = ("checkpoints", "tb")
+"""The folders a run writes in its folder."""
 
 
 def run_folder_problem(run_dir: Path) -> str | None:
     """Why the run folder ``run_dir`` cannot be written to, or None: it is a file, or one of
-    :data:`RUN_ENTRIES` is a link (nothing is written, appended or pruned through a link out of
-    the folder), a FIFO or device (appending to it would wait forever), or a folder where a
-    file goes."""
+    :data:`RUN_FILES` and :data:`RUN_FOLDERS` is a link (nothing is written, appended or
+    pruned through a link out of the folder), a FIFO or device (appending to it would wait
+    forever), or a folder where a file goes."""
     if run_dir.exists() and not run_dir.is_dir():
         return f"{run_dir}: expected a run folder, got a file"
-    for name in RUN_ENTRIES:
+    for name in (*RUN_FILES, *RUN_FOLDERS):
         p = run_dir / name
+        is_file = name in RUN_FILES
         if p.is_symlink():
-            kind = "file" if "." in name else "folder"
+            kind = "file" if is_file else "folder"
             return f"{p}: expected a {kind} of this run, got a link (never written through)"
         if not p.exists():
             continue
-        if "." in name:
+        if is_file:
             problem = not_a_regular_file(p, f"the run's {name}")
             if problem is not None:
                 return f"{p}: {problem}"
@@ -82,7 +86,7 @@ def iter_metrics(run_dir: Path, skip_bad: bool = False) -> Iterator[dict[str, An
     A ValueError names the file and line if one is bad (``skip_bad``: such lines, e.g. the one
     a live run is writing, are left out instead)."""
     path = Path(run_dir) / METRICS_FILE
-    if not path.exists() and not path.is_symlink():
+    if not os.path.lexists(path):
         raise FileNotFoundError(
             f"{path}: expected a metrics file of a training run, got no such file"
         )
@@ -112,7 +116,8 @@ def _row_problem(path: Path, n: int, row: Any) -> EpisodeError | None:
 
 __all__ = [
     "METRICS_FILE",
-    "RUN_ENTRIES",
+    "RUN_FILES",
+    "RUN_FOLDERS",
     "RunLogger",
     "iter_metrics",
     "read_metrics",

@@ -343,7 +343,7 @@ def output_file_problem(path: Path, expected: str) -> str | None:
     device (writing would wait forever), a link loop, or an HDF5 file (an episode is never
     overwritten by an export or a template, whatever its name)."""
     try:
-        if not path.exists() and not path.is_symlink():
+        if not os.path.lexists(path):
             return None
     except OSError:  # a name the system refuses: the writer says so
         return None

@@ -10,6 +10,7 @@ RecursionError). Every failure is one :class:`EpisodeError` naming the file (and
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -36,13 +37,15 @@ def _open_checked(path: Path, expected: str, max_bytes: int):
         fh = open(path, "rb")  # noqa: SIM115 (the caller closes it)
     except OSError as exc:
         raise EpisodeError(path, None, f"cannot read it ({exc.strerror or exc})") from None
-    size = Path(path).stat().st_size
+    size = os.fstat(fh.fileno()).st_size  # the file opened, not the name again
     if size > max_bytes:
         fh.close()
-        raise EpisodeError(
-            path, None, f"expected {expected} of at most {max_bytes} bytes, got {size} bytes"
-        )
+        raise _too_big(path, expected, max_bytes, f", got {size} bytes")
     return fh
+
+
+def _too_big(path: Path, expected: str, max_bytes: int, got: str = "") -> EpisodeError:
+    return EpisodeError(path, None, f"expected {expected} of at most {max_bytes} bytes{got}")
 
 
 def parse_json_text(raw: bytes, path: object, field: str | None) -> Any:
@@ -71,7 +74,7 @@ def read_json_file(path: str | Path, expected: str, max_bytes: int = MAX_JSON_BY
     with _open_checked(path, expected, max_bytes) as fh:
         raw = fh.read(max_bytes + 1)  # bounded even if the file grew since stat
     if len(raw) > max_bytes:
-        raise EpisodeError(path, None, f"expected {expected} of at most {max_bytes} bytes")
+        raise _too_big(path, expected, max_bytes)
     return parse_json_text(raw, path, None)
 
 
@@ -87,37 +90,32 @@ def read_json_lines(
     at all raises EpisodeError naming it."""
     path = Path(path)
     with _open_checked(path, expected, max_bytes) as fh:
-        total = 0
-        n = 0
-        while True:
-            line = fh.readline(max_line + 1)
-            if not line:
-                return
-            n += 1
-            total += len(line)
+        total, n = 0, 0
+        overlong: EpisodeError | None = None  # of line n, said once its end is read
+        for piece in iter(lambda: fh.readline(max_line + 1), b""):
+            total += len(piece)
             if total > max_bytes:
-                raise EpisodeError(path, None, f"expected {expected} of at most {max_bytes} bytes")
-            where = f"line {n}"
-            if len(line) > max_line and not line.endswith(b"\n"):
-                while line and not line.endswith(b"\n"):  # skip the rest, a bounded piece at a time
-                    line = fh.readline(max_line + 1)
-                    total += len(line)
-                    if total > max_bytes:
-                        raise EpisodeError(
-                            path, None, f"expected {expected} of at most {max_bytes} bytes"
-                        )
-                yield (
-                    n,
-                    None,
-                    EpisodeError(path, where, f"expected lines of at most {max_line} bytes"),
+                raise _too_big(path, expected, max_bytes)
+            complete = piece.endswith(b"\n")
+            if overlong is not None:  # the rest of an overlong line, a bounded piece at a time
+                if complete:
+                    yield n, None, overlong
+                    overlong = None
+                continue
+            n += 1
+            if len(piece) > max_line and not complete:
+                overlong = EpisodeError(
+                    path, f"line {n}", f"expected lines of at most {max_line} bytes"
                 )
                 continue
-            if not line.strip():
+            if not piece.strip():
                 continue
             try:
-                yield n, parse_json_text(line, path, where), None
+                yield n, parse_json_text(piece, path, f"line {n}"), None
             except EpisodeError as exc:
                 yield n, None, exc
+        if overlong is not None:
+            yield n, None, overlong
 
 
 __all__ = [

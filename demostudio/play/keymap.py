@@ -38,6 +38,7 @@ from __future__ import annotations
 import fnmatch
 import itertools
 import json
+import os
 import warnings
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -328,7 +329,7 @@ def load_keymap(
 ) -> KeyMap:
     """A key map file, validated against the env's action space (and action names)."""
     path = Path(path)
-    if not path.exists() and not path.is_symlink():
+    if not os.path.lexists(path):
         msg = "expected a key map JSON file, it does not exist"
         raise KeyMapError(str(path), "file", msg)
     try:  # a FIFO, a folder, a huge or deeply nested file: one line, never a hang

@@ -55,7 +55,7 @@ def remember_recordings(folder: Path) -> None:
 def load_settings(path: Path | None = None) -> tuple[Settings, str]:
     """The saved settings and a warning ("" when fine); a bad file gives defaults + warning."""
     path = path or settings_path()
-    if not path.exists() and not path.is_symlink():
+    if not os.path.lexists(path):
         return Settings(), ""
     try:  # read at every start of the CLI: a FIFO or a huge file must not stop it
         doc = read_json_file(path, "a JSON settings file", MAX_SETTINGS_BYTES)
