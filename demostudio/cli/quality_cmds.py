@@ -50,10 +50,11 @@ class QualityConfig:
 
 
 def cmd_trim(args: argparse.Namespace) -> int:
-    from demostudio.cli import CommandError
+    from demostudio.cli import CommandError, refuse_sample_demos
     from demostudio.episode.trim import trim_episode
 
     cfg = dataclass_from_args(TrimConfig, args)
+    refuse_sample_demos(cfg.out or cfg.file.parent, "--out" if cfg.out else "(beside FILE)")
     if cfg.file.is_dir():
         raise CommandError(f"{cfg.file}: expected an episode file, got a folder")
     try:

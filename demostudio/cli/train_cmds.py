@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from demostudio.cli import CommandError
+from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import (
     add_dataclass_arguments,
     config_parser,
@@ -51,6 +51,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     parser = config_parser(entry.config_cls, prog=f"demostudio train {args.algo}")
     ns = parser.parse_args(args.args)
     cfg = dataclass_from_args(entry.config_cls, ns)
+    refuse_sample_demos(cfg.run_dir or "runs", "--run-dir")  # default: runs/ here
     from agents.core.run import RunInterrupted
 
     try:
@@ -226,6 +227,7 @@ def watch_headless(cfg: WatchConfig) -> list[Path]:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(WatchConfig, args)
+    refuse_sample_demos(cfg.record, "--record")
     if cfg.episodes < 1:
         raise CommandError(f"--episodes: expected >= 1, got {cfg.episodes}")
     if cfg.fps is not None and not cfg.fps > 0:
@@ -293,6 +295,7 @@ class PlotConfig:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(PlotConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     if not cfg.runs:
         raise CommandError("plot: expected at least one RUN_DIR, got none")
     from agents.core.plotting import plot_runs
