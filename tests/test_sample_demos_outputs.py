@@ -11,6 +11,7 @@ import pytest
 
 from demostudio.assets import SAMPLE_DEMOS
 from demostudio.cli import CommandError, main, refuse_sample_demos
+from demostudio.ui.settings import derived_output_folder
 
 SAMPLE = sorted((SAMPLE_DEMOS / "CartPole-v1").glob("*.h5"))[0]
 
@@ -38,7 +39,6 @@ CASES = {
     ],
     "compare": ["compare", "--demos", "{D}/CartPole-v1", "--out", "{D}/cmp"],
     "trim --out": ["trim", str(SAMPLE), "--start", "2", "--out", "{D}/CartPole-v1/t.h5"],
-    "trim beside": ["trim", str(SAMPLE), "--start", "2"],
     "merge": ["merge", "{D}/CartPole-v1", "--out", "{D}/merged"],
     "split": ["split", "{D}/CartPole-v1", "--out", "{D}/split"],
     "import": ["import", "a/b-v0", "--out", "{D}"],
@@ -64,10 +64,28 @@ def test_outputs_into_the_sample_demos_are_refused(name, how, tmp_path, monkeypa
     assert main(argv) == 2
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and f"{os.path.realpath(SAMPLE_DEMOS)}, the bundled sample demos" in err[0]
-    if name != "trim beside":
-        assert f" {demos}" in err[0]  # the path as given
+    assert f" {demos}" in err[0]  # the path as given
     assert _listing() == before
     assert not (tmp_path / "config").exists()  # launch remembered nothing
+
+
+def test_a_sample_trimmed_without_out_goes_to_the_recordings_folder(tmp_path, monkeypatch, capsys):
+    """`trim SAMPLE` (as quality suggests, and the replay window's K) writes the piece into
+    the recordings folder of its env, not beside the sample; other files' pieces stay beside
+    them."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    before = _listing()
+    assert main(["trim", str(SAMPLE), "--start", "2"]) == 0
+    made = list((tmp_path / "data" / "demostudio" / "recordings" / "CartPole-v1").glob("*.h5"))
+    assert len(made) == 1 and made[0].name.startswith(SAMPLE.stem + "_trim2-")
+    assert str(made[0]) in capsys.readouterr().out
+    assert _listing() == before
+    mine = tmp_path / "mine.h5"
+    mine.write_bytes(SAMPLE.read_bytes())
+    assert derived_output_folder(mine) is None
+    assert main(["trim", str(mine), "--start", "2"]) == 0
+    assert len(list(tmp_path.glob("mine_trim2-*.h5"))) == 1
 
 
 def test_only_the_sample_demos_folder_is_refused(tmp_path):

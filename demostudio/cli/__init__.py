@@ -38,15 +38,12 @@ def refuse_sample_demos(path: Path | str | None, flag: str) -> None:
     """Outputs never go among the bundled sample demos (DESIGN): CommandError when ``path``
     (a folder or file to write; links and relative parts resolved) is the bundled demos
     folder or inside it. None: nothing to check."""
-    if path is None:
-        return
-    from demostudio.assets import SAMPLE_DEMOS
+    from demostudio.assets import SAMPLE_DEMOS, in_sample_demos
 
-    demos = os.path.realpath(SAMPLE_DEMOS)
-    if os.path.commonpath([demos, os.path.realpath(path)]) == demos:
+    if path is not None and in_sample_demos(path):
         raise CommandError(
-            f"{flag} {path}: expected a place outside {demos}, the bundled sample demos folder "
-            "(outputs never go among the sample demos)"
+            f"{flag} {path}: expected a place outside {os.path.realpath(SAMPLE_DEMOS)}, the "
+            "bundled sample demos folder (outputs never go among the sample demos)"
         )
 
 
