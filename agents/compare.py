@@ -264,10 +264,17 @@ def run_one(spec: RunSpec) -> RunSummary:
     entry = get_algorithm(spec.algo)
     cfg = build_config(spec)
     run_dir = Path(spec.run_dir)
+    marker = run_dir / RUN_MARKER
+    made = [p for p in (run_dir.parent, run_dir, marker) if not os.path.lexists(p)]
     run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / RUN_MARKER).write_text(json.dumps(spec._asdict()) + "\n", encoding="utf-8")
+    marker.write_text(json.dumps(spec._asdict()) + "\n", encoding="utf-8")
     t0 = time.perf_counter()
-    result = entry.train(cfg)
+    try:
+        result = entry.train(cfg)
+    except BaseException:
+        if not os.path.lexists(run_dir / "metrics.jsonl"):  # the run did not start
+            remove_made(made)
+        raise
     wall = time.perf_counter() - t0
     agent = restore_agent(result.run_dir, "cpu", 0.0, spec.seed)
     env = agent.make_env()
@@ -294,6 +301,34 @@ def run_one(spec: RunSpec) -> RunSummary:
         curve,
         str(result.run_dir),
     )
+
+
+def remove_made(made: Sequence[Path]) -> None:
+    """Remove what this invocation made, newest first: files, and folders only when empty
+    (nothing older, nothing another run wrote since)."""
+    for p in reversed(made):
+        try:
+            if p.is_dir() and not p.is_symlink():
+                p.rmdir()
+            else:
+                p.unlink()
+        except OSError:
+            pass
+
+
+def check_demo_envs(cfg: CompareSettings, specs: Sequence[RunSpec], demos: DemoInfo) -> None:
+    """Every run's config builds (its overrides exist) and the demos were recorded on the
+    env of each run that learns from them: before OUT is made, not when that run starts."""
+    from agents.core.demos import check_demo_env
+
+    accepted = set()
+    for spec in specs:
+        run_cfg = build_config(spec)
+        if getattr(run_cfg, "demos", None):
+            accepted.add(getattr(run_cfg, "demo_env_override", None))
+    for accept in accepted:
+        for path in demos.paths:
+            check_demo_env(path, cfg.env, accept)
 
 
 def read_results(out: Path) -> list[RunSummary]:
@@ -379,11 +414,14 @@ def run_comparison(
     threshold = cfg.threshold if cfg.threshold is not None else default_threshold(cfg.env, demos)
     if cfg.out.exists() and not cfg.out.is_dir():
         raise ValueError(f"--out {cfg.out}: expected a folder, got a file")
-    cfg.out.mkdir(parents=True, exist_ok=True)
+    plan = plan_runs(cfg, threshold)
+    check_demo_envs(cfg, plan, demos)
     done = {(r.algo, r.seed) for r in read_results(cfg.out)}
-    todo = [s for s in plan_runs(cfg, threshold) if (s.algo, s.seed) not in done]
+    todo = [s for s in plan if (s.algo, s.seed) not in done]
     for s in todo:
         check_run_folder(Path(s.run_dir), cfg.out)
+    made = [p for p in (cfg.out,) if not os.path.lexists(p)]
+    cfg.out.mkdir(parents=True, exist_ok=True)
     for s in todo:
         for leftover in (Path(s.run_dir) / "checkpoints").glob("*.pt"):
             leftover.unlink()  # an interrupted run of this plan: start it again
@@ -406,18 +444,22 @@ def run_comparison(
             f"threshold at {hit if hit is not None else '-'} env steps, {summary.wall_s:.0f} s"
         )
 
-    if cfg.jobs == 1 or len(todo) <= 1:
-        for spec in todo:
-            record(run_one(spec))
-    else:
-        import multiprocessing
-        from concurrent.futures import ProcessPoolExecutor, as_completed
+    try:
+        if cfg.jobs == 1 or len(todo) <= 1:
+            for spec in todo:
+                record(run_one(spec))
+        else:
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor, as_completed
 
-        ctx = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(cfg.jobs, mp_context=ctx) as pool:
-            futures = [pool.submit(run_one, spec) for spec in todo]
-            for fut in as_completed(futures):
-                record(fut.result())
+            ctx = multiprocessing.get_context("spawn")
+            with ProcessPoolExecutor(cfg.jobs, mp_context=ctx) as pool:
+                futures = [pool.submit(run_one, spec) for spec in todo]
+                for fut in as_completed(futures):
+                    record(fut.result())
+    except BaseException:
+        remove_made(made)  # OUT, when this comparison made it and nothing is in it
+        raise
     summaries = [r for r in read_results(cfg.out) if r.algo in cfg.algos]
     episodes = cfg.final_eval_episodes * cfg.seeds
     ref = Reference(demos.mean_return, random_return(cfg.env, episodes, FINAL_EVAL_SEED))

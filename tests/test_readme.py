@@ -117,7 +117,12 @@ def clone(tmp_path_factory) -> tuple[Path, dict[str, str]]:
 
 
 def run(argv: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess:
-    code = "from demostudio.cli import main; raise SystemExit(main())"
+    # The copy's demos/ is the bundled sample folder of these runs (outputs refused there).
+    code = (
+        "import pathlib, demostudio.assets as a; "
+        f"a.SAMPLE_DEMOS = pathlib.Path({str(cwd / 'demos')!r}); "
+        "from demostudio.cli import main; raise SystemExit(main())"
+    )
     return subprocess.run(
         [sys.executable, "-c", code, *argv],
         cwd=cwd,
@@ -146,12 +151,13 @@ def test_readme_commands_run_as_written(clone):
     assert any((work / "runs").glob("r2d3-MountainCar-v0-s0/metrics.jsonl"))
     assert (work / "curves.png").stat().st_size > 0
     assert any((work / "all_good").rglob("*.h5")) and (work / "data" / "train").is_dir()
-    # The user's recordings went to their own folder; the shipped demos got none.
+    # The user's recordings (and the piece trimmed from a sample) went to their own folder;
+    # the shipped demos got none.
     recorded = work / ".data" / "demostudio" / "recordings" / "CartPole-v1"
-    assert len(list(recorded.glob("*.h5"))) == 1
-    shipped = [p.name.removesuffix(".h5") for p in (ROOT / "demos" / "CartPole-v1").glob("*.h5")]
-    for path in (work / "demos" / "CartPole-v1").glob("*.h5"):  # the samples, or made from them
-        assert any(path.name.startswith(stem) for stem in shipped), path
+    assert len([p for p in recorded.glob("*.h5") if "_trim" not in p.name]) == 1
+    assert len([p for p in recorded.glob("*.h5") if "_trim" in p.name]) == 1
+    shipped = sorted(p.name for p in (ROOT / "demos").rglob("*.h5"))
+    assert sorted(p.name for p in (work / "demos").rglob("*.h5")) == shipped
 
 
 @pytest.mark.slow

@@ -1,6 +1,7 @@
 """Checkpoints: the agent's name, config, network specs and weights, targets, optimizer,
-counters and agent state (a plain dict), written atomically (temp file, fsync, rename, so a
-kill at any moment leaves the previous file whole); loaded with
+counters, agent state (a plain dict) and ``interrupted`` (a bool: Ctrl-C stopped the run
+there), written atomically (temp file, fsync, rename, so a kill at any moment leaves the
+previous file whole); loaded with
 ``torch.load(weights_only=True)`` (nothing is unpickled).
 
 A checkpoint is read as hostile input: only a regular file is opened (a FIFO named
@@ -272,7 +273,8 @@ def _quiet_load(p: Path, map_location: str | torch.device, mmap: bool = False) -
 
 
 def _check_values(p: Path, payload: dict[str, Any]) -> None:
-    """The config's env id and env kwargs, and the counters, as a run writes them."""
+    """The config's env id and env kwargs, the counters and the interrupted mark, as a run
+    writes them."""
     cfg = payload["config"]
     env = cfg.get("env")
     if not GYM_ID.check(env):
@@ -285,6 +287,10 @@ def _check_values(p: Path, payload: dict[str, Any]) -> None:
     if not ok:
         raise CheckpointError(
             p, f"expected a JSON object as text, got {kwargs!r:.200}", field="env_kwargs"
+        )
+    if not isinstance(payload.get("interrupted", False), bool):
+        raise CheckpointError(
+            p, f"expected true or false, got {payload['interrupted']!r:.200}", field="interrupted"
         )
     for key, value in payload["counters"].items():
         if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 0:

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
 from demostudio.episode import (
     EpisodeData,
     EpisodeError,
+    EpisodeSummary,
     find_episodes,
     load_episode,
     person_mask,
@@ -117,8 +118,9 @@ def keep_demo_steps(
     return take(SequenceBatch(**fields), keep) if len(keep) else None
 
 
-def check_demo(path: Path, env_id: str, env: gym.Env, accept_env_id: str | None = None) -> None:
-    """Raise EpisodeError naming ``path`` and what differs from the training env."""
+def check_demo_env(path: Path, env_id: str, accept_env_id: str | None = None) -> EpisodeSummary:
+    """The demo's summary once it was recorded on ``env_id`` (or ``accept_env_id``, the
+    ``--demo-env-override``); EpisodeError naming ``path`` and its env else."""
     s = read_summary(path)
     wanted = accept_env_id or env_id
     if s.env_id != wanted:
@@ -126,6 +128,12 @@ def check_demo(path: Path, env_id: str, env: gym.Env, accept_env_id: str | None 
             "" if accept_env_id else " (pass --demo-env-override ID to accept another env's demos)"
         )
         raise EpisodeError(path, "env_id", f"expected demos of {wanted!r}, got {s.env_id!r}{hint}")
+    return s
+
+
+def check_demo(path: Path, env_id: str, env: gym.Env, accept_env_id: str | None = None) -> None:
+    """Raise EpisodeError naming ``path`` and what differs from the training env."""
+    s = check_demo_env(path, env_id, accept_env_id)
     if s.action_space != env.action_space:
         raise EpisodeError(
             path,
@@ -315,6 +323,7 @@ __all__ = [
     "DemoSet",
     "build_demo_replay",
     "check_demo",
+    "check_demo_env",
     "context_demos",
     "demo_mask",
     "demo_sequences",

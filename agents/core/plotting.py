@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
@@ -77,9 +77,12 @@ def plot_runs(
     metric: str = "eval_return",
     title: str | None = None,
     demos: Sequence[Path] = (),
+    note: Callable[[str], None] = lambda text: None,
 ) -> Path:
     """One line per run (labelled by its folder name), and with ``demos`` the demos' returns
-    (:func:`draw_demo_band`, one per player); returns the PNG path."""
+    (:func:`draw_demo_band`, one per player); returns the PNG path. A run whose last start or
+    stop in metrics.jsonl is an ``interrupted`` row (Ctrl-C, not resumed since) is labelled so,
+    and ``note`` is told."""
     if metric not in METRICS:
         raise ValueError(f"--metric: expected one of {sorted(METRICS)}, got {metric!r}")
     if demos and metric not in RETURN_METRICS:
@@ -98,7 +101,10 @@ def plot_runs(
     drawn = 0
     for run in map(Path, run_dirs):
         points = []  # (env steps, value): what is plotted, not the whole rows
+        stopped = None  # env steps of an interrupted row no resume row followed
         for r in iter_metrics(run):
+            if r["kind"] in ("interrupted", "resume"):
+                stopped = r["env_steps"] if r["kind"] == "interrupted" else None
             if r["kind"] != kind or metric not in r:
                 continue
             if not _is_number(r[metric]):
@@ -106,12 +112,16 @@ def plot_runs(
                     f"{run / 'metrics.jsonl'} [{metric}]: expected numbers, got {r[metric]!r:.60}"
                 )
             points.append((r["env_steps"], r[metric]))
+        label = run.name
+        if stopped is not None:
+            label += f" (interrupted at {stopped} env steps)"
+            note(f"{run}: the run was interrupted at {stopped} env steps (not finished)")
         if not points:
             continue
         ax.plot(
             [p[0] for p in points],
             [p[1] for p in points],
-            label=run.name,
+            label=label,
             marker="." if kind == "eval" else None,
         )
         drawn += 1

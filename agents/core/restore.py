@@ -30,6 +30,8 @@ class RestoredAgent(NamedTuple):
     algo: str
     counters: dict[str, int]
     path: str
+    interrupted: bool = False
+    """The checkpoint is the state a Ctrl-C stopped its run in (``--resume`` continues it)."""
 
 
 def restore_agent(
@@ -67,8 +69,9 @@ def restore_agent(
     preprocess = Preprocessor(spec.obs_spec, is_dict=list(spec.obs_spec) != ["obs"])
     ctrl = AgentController(policy, preprocess, name=f"policy:{algo}")
     return RestoredAgent(
-        ctrl, agent.make_env, env_id, env_kwargs, algo, dict(payload["counters"]), where
-    )
+        ctrl, agent.make_env, env_id, env_kwargs, algo, dict(payload["counters"]), where,
+        payload.get("interrupted") is True,
+    )  # fmt: skip
 
 
 __all__ = ["RestoredAgent", "restore_agent"]

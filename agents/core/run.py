@@ -96,6 +96,17 @@ def default_run_dir(algo: str, cfg: Any) -> Path:
     return Path("runs") / f"{algo}-{env_folder_name(cfg.env)}-s{cfg.seed}"
 
 
+class RunInterrupted(KeyboardInterrupt):
+    """Ctrl-C during a run: its state was saved to ``checkpoints/final.pt``, marked
+    ``interrupted`` (``--resume`` continues it), and metrics.jsonl ends with an
+    ``interrupted`` row."""
+
+    def __init__(self, run_dir: Path, env_steps: int):
+        super().__init__(f"{run_dir}: interrupted at {env_steps} env steps")
+        self.run_dir = run_dir
+        self.env_steps = env_steps
+
+
 class TrainResult(NamedTuple):
     run_dir: Path
     env_steps: int
@@ -431,9 +442,11 @@ class _Shell:
 
             tqdm.write(text)
 
-    def save(self, path: Path) -> None:
+    def save(self, path: Path, interrupted: bool = False) -> None:
+        """Write a checkpoint; ``interrupted``: the run was stopped by Ctrl-C (a plain bool in
+        the payload, which evaluate, watch and a later ``--resume`` read)."""
         ctx = self.ctx
-        save_checkpoint(path, checkpoint_payload(ctx))
+        save_checkpoint(path, {**checkpoint_payload(ctx), "interrupted": interrupted})
         if getattr(self.cfg, "save_replay", False) and ctx.mix is not None:
             buffers = {b.name: b.state_arrays() for b in ctx.mix.buffers if b.persistent}
             save_replays(ctx.run_dir, ctx.counters["env_steps"], buffers)
@@ -549,6 +562,7 @@ class _Shell:
             self.write(f"resumed at {ctx.counters['env_steps']} env steps; {note}")
         phases = agent.phases()
         first = int(ctx.counters.get("phase", 0)) if resumed else 0
+        interrupted = False
         try:
             agent.start(ctx)
             stopped = False
@@ -571,8 +585,14 @@ class _Shell:
                 or (cfg.eval_every and (not ctx.evals or ctx.evals[-1][0] != env_steps))
             ):
                 self.evaluate(env_steps)
+        except KeyboardInterrupt:
+            interrupted = True
+            raise RunInterrupted(ctx.run_dir, ctx.counters["env_steps"]) from None
         finally:
-            self.save(ctx.run_dir / "checkpoints" / "final.pt")
+            self.save(ctx.run_dir / "checkpoints" / "final.pt", interrupted)
+            if interrupted:
+                env_steps = ctx.counters["env_steps"]
+                ctx.logger.log("interrupted", env_steps, updates=ctx.learner.updates)
             ctx.logger.close()
             ctx.close()
             ctx.env.close()
@@ -583,6 +603,7 @@ class _Shell:
 
 __all__ = [
     "RunContext",
+    "RunInterrupted",
     "TrainResult",
     "checkpoint_payload",
     "config_changes",

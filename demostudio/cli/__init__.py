@@ -9,6 +9,7 @@ import importlib
 import os
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 
 from demostudio.episode import EpisodeError, UnknownEnvError
 from demostudio.ui.display import NoDisplayError, prepare_sdl_environment
@@ -31,6 +32,19 @@ DEFAULT_COMMAND = "launch"
 
 class CommandError(Exception):
     """A user error: printed as ``demostudio: error: ...`` with exit status 2, no traceback."""
+
+
+def refuse_sample_demos(path: Path | str | None, flag: str) -> None:
+    """Outputs never go among the bundled sample demos (DESIGN): CommandError when ``path``
+    (a folder or file to write; links and relative parts resolved) is the bundled demos
+    folder or inside it. None: nothing to check."""
+    from demostudio.assets import SAMPLE_DEMOS, in_sample_demos
+
+    if path is not None and in_sample_demos(path):
+        raise CommandError(
+            f"{flag} {path}: expected a place outside {os.path.realpath(SAMPLE_DEMOS)}, the "
+            "bundled sample demos folder (outputs never go among the sample demos)"
+        )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -74,4 +88,4 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-__all__ = ["COMMAND_MODULES", "CommandError", "build_parser", "main"]
+__all__ = ["COMMAND_MODULES", "CommandError", "build_parser", "main", "refuse_sample_demos"]

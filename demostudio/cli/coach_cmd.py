@@ -15,7 +15,7 @@ from functools import partial
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from demostudio.cli import CommandError
+from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import (
     add_dataclass_arguments,
     config_parser,
@@ -143,6 +143,8 @@ def _prepare(entry: Any, cfg: Any, settings: CoachSettings) -> Path:
         probe.close()
     cfg.run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(entry.agent_cls.name, cfg)
     corrections = Path(settings.corrections or cfg.run_dir / "corrections")
+    refuse_sample_demos(cfg.run_dir, "--run-dir")
+    refuse_sample_demos(corrections, "--corrections")
     if corrections.is_dir() and find_episodes([corrections]) and corrections not in cfg.demos:
         cfg.demos = (*cfg.demos, corrections)  # earlier corrections are demos again
     if not cfg.demos and getattr(cfg, "pretrain_updates", 0):

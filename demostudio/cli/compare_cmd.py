@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from demostudio.cli import CommandError
+from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
 
 
@@ -53,6 +53,7 @@ class CompareConfig:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(CompareConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     if not cfg.demos:
         raise CommandError(
             "--demos: expected at least one demo file or folder, got none (compare measures "

@@ -10,6 +10,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from demostudio.cli import refuse_sample_demos
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
 from demostudio.ui.settings import recordings_root
 
@@ -99,6 +100,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     from demostudio.interop.minari import import_minari
 
     cfg = dataclass_from_args(ImportConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     bars: list[tqdm] = []  # shown from the first episode on: a refused dataset gets one line
 
     def progress(done: int, total: int) -> None:
@@ -126,6 +128,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     from demostudio.interop.folders import merge
 
     cfg = dataclass_from_args(MergeConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     result = merge(list(cfg.sources or ()), cfg.out, _filter(cfg))
     status = _report_selection(result.selection)
     dup = f" ({result.duplicates} identical duplicate(s) copied once)" if result.duplicates else ""
@@ -137,6 +140,7 @@ def cmd_split(args: argparse.Namespace) -> int:
     from demostudio.interop.folders import split
 
     cfg = dataclass_from_args(SplitConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     result = split(
         list(cfg.sources or ()), cfg.out, validation=cfg.validation, seed=cfg.seed, flt=_filter(cfg)
     )

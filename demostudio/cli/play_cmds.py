@@ -8,6 +8,7 @@ import argparse
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from demostudio.cli import refuse_sample_demos
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
 from demostudio.ui.display import require_display
 from demostudio.ui.settings import recordings_root
@@ -49,6 +50,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from demostudio.play import KeyMapError, PlayConfig, run_play
 
     cfg = dataclass_from_args(PlayConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     ensure_registered(cfg.env)
     require_display()
     new_folders = [p for p in (cfg.out / env_folder_name(cfg.env), cfg.out) if not p.exists()]
@@ -100,6 +102,7 @@ def cmd_keymap(args: argparse.Namespace) -> int:
     from demostudio.play.keymap import KeyMapError, resolve_keymap
 
     cfg = dataclass_from_args(KeymapConfig, args)
+    refuse_sample_demos(cfg.write, "--write")
     try:
         kwargs = PlayConfig(env=cfg.env, env_kwargs=cfg.env_kwargs).make_kwargs()
     except ValueError as exc:
@@ -140,6 +143,7 @@ def cmd_launch(args: argparse.Namespace) -> int:
     from demostudio.ui.settings import remember_recordings
 
     cfg = dataclass_from_args(LaunchConfig, args)
+    refuse_sample_demos(cfg.out, "--out")  # never remembered as the recordings folder
     if cfg.out.exists() and not cfg.out.is_dir():  # never remembered as the recordings folder
         from demostudio.cli import CommandError
 

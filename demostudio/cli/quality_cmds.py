@@ -29,7 +29,8 @@ class TrimConfig:
     """Also cut the idle runs at the start and end of the range (no key held, NOOP, or an
     action held with zero reward)."""
     out: Path | None = None
-    """The new file (default: FILE_trim<start>-<end>.h5 beside FILE)."""
+    """The new file (default: FILE_trim<start>-<end>.h5 beside FILE; for a bundled sample
+    demo, in the recordings folder of its env)."""
 
 
 @dataclass
@@ -50,16 +51,21 @@ class QualityConfig:
 
 
 def cmd_trim(args: argparse.Namespace) -> int:
-    from demostudio.cli import CommandError
+    from demostudio.cli import CommandError, refuse_sample_demos
     from demostudio.episode.trim import trim_episode
+    from demostudio.ui.settings import derived_output_folder
 
     cfg = dataclass_from_args(TrimConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     if cfg.file.is_dir():
         raise CommandError(f"{cfg.file}: expected an episode file, got a folder")
+    folder = None if cfg.out else derived_output_folder(cfg.file)
     try:
-        r = trim_episode(cfg.file, start=cfg.start, end=cfg.end, idle=cfg.idle, out=cfg.out)
+        r = trim_episode(
+            cfg.file, start=cfg.start, end=cfg.end, idle=cfg.idle, out=cfg.out, out_folder=folder
+        )
     except OSError as exc:  # the output folder cannot be written (the source is untouched)
-        where = cfg.out or cfg.file.parent
+        where = cfg.out or folder or cfg.file.parent
         raise CommandError(f"{where}: cannot write the trimmed episode: {exc}") from None
     cut = f" ({r.idle_cut[0]} idle steps cut at the start, {r.idle_cut[1]} at the end)"
     print(

@@ -67,11 +67,12 @@ def record(cfg: RecordConfig, progress: bool = True) -> list[Path]:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    from demostudio.cli import CommandError
+    from demostudio.cli import CommandError, refuse_sample_demos
     from demostudio.controllers import SCRIPTED
     from demostudio.episode import read_summary
 
     cfg = dataclass_from_args(RecordConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     if cfg.episodes < 1:
         raise CommandError(f"--episodes: expected a number >= 1, got {cfg.episodes}")
     ensure_registered(cfg.env)

@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from demostudio.cli import CommandError
+from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
 from demostudio.episode.schema import FPS_RANGE, fps_in_range
 from demostudio.ui.display import require_display
@@ -102,6 +102,8 @@ def _export_minari(cfg: ExportConfig) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(ExportConfig, args)
+    minari_root = cfg.format == "minari"  # its default is Minari's datasets root
+    refuse_sample_demos(cfg.out or (None if minari_root else "exports"), "--out")
     if not cfg.paths:
         raise CommandError("export: expected an episode FILE, got none")
     if cfg.format == "minari":

@@ -8,11 +8,12 @@ dataclass, so ``demostudio train r2d3 --help`` lists every field of R2D3's confi
 from __future__ import annotations
 
 import argparse
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from demostudio.cli import CommandError
+from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import (
     add_dataclass_arguments,
     config_parser,
@@ -50,6 +51,9 @@ def cmd_train(args: argparse.Namespace) -> int:
     parser = config_parser(entry.config_cls, prog=f"demostudio train {args.algo}")
     ns = parser.parse_args(args.args)
     cfg = dataclass_from_args(entry.config_cls, ns)
+    refuse_sample_demos(cfg.run_dir or "runs", "--run-dir")  # default: runs/ here
+    from agents.core.run import RunInterrupted
+
     try:
         if getattr(cfg, "resume", False):  # BC trains in one go and has no --resume
             fresh_ok = entry.agent_cls.resume_by_default
@@ -57,6 +61,18 @@ def cmd_train(args: argparse.Namespace) -> int:
         result = entry.train(cfg)
     except (ValueError, FileNotFoundError, KeyError) as exc:
         raise CommandError(str(exc)) from None
+    except RunInterrupted as stop:
+        then = (
+            f"`demostudio train {args.algo} --run-dir {stop.run_dir} --resume` continues it"
+            if hasattr(cfg, "resume")
+            else f"{args.algo} has no --resume: train again with another --run-dir"
+        )
+        print(
+            f"demostudio: interrupted at {stop.env_steps} env steps, saved "
+            f"{stop.run_dir / 'checkpoints' / 'final.pt'}; {then}",
+            file=sys.stderr,
+        )
+        return 130
     last = f", last eval mean return {result.evals[-1][1]:.2f}" if result.evals else ""
     print(
         f"{args.algo}: {result.env_steps} env steps, {result.updates} updates{last}; "
@@ -113,14 +129,23 @@ def _check_epsilon(epsilon: float) -> None:
 
 
 def _restore(checkpoint: Path, device: str, epsilon: float, seed: int):
+    """The checkpoint's agent; one line on stderr when Ctrl-C stopped its run there."""
     from agents.core.checkpoint import CheckpointError
     from agents.core.restore import restore_agent
     from agents.core.run import resolve_device
 
     try:
-        return restore_agent(checkpoint, resolve_device(device), epsilon, seed)
+        agent = restore_agent(checkpoint, resolve_device(device), epsilon, seed)
     except (CheckpointError, ValueError) as exc:
         raise CommandError(str(exc)) from None
+    if agent.interrupted:
+        steps = agent.counters.get("env_steps", 0)
+        _note(f"{agent.path}: its run was interrupted at {steps} env steps (not finished)")
+    return agent
+
+
+def _note(text: str) -> None:
+    print(f"demostudio: note: {text}", file=sys.stderr)
 
 
 def cmd_evaluate(args: argparse.Namespace) -> int:
@@ -202,6 +227,7 @@ def watch_headless(cfg: WatchConfig) -> list[Path]:
 
 def cmd_watch(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(WatchConfig, args)
+    refuse_sample_demos(cfg.record, "--record")
     if cfg.episodes < 1:
         raise CommandError(f"--episodes: expected >= 1, got {cfg.episodes}")
     if cfg.fps is not None and not cfg.fps > 0:
@@ -269,12 +295,13 @@ class PlotConfig:
 
 def cmd_plot(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(PlotConfig, args)
+    refuse_sample_demos(cfg.out, "--out")
     if not cfg.runs:
         raise CommandError("plot: expected at least one RUN_DIR, got none")
     from agents.core.plotting import plot_runs
 
     try:
-        out = plot_runs(cfg.runs, cfg.out, cfg.metric, cfg.title, cfg.demos)
+        out = plot_runs(cfg.runs, cfg.out, cfg.metric, cfg.title, cfg.demos, note=_note)
     except (ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from None
     print(out)

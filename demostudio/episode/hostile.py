@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import errno
 import math
-import mmap
 import os
 import stat
 import zlib
@@ -234,30 +233,65 @@ file may hold. HDF5 reads such a value whole, with several copies (a 50 MB one c
 and tells its size only by reading it, so the size is checked in the global heap first."""
 
 
+SCAN_CHUNK_BYTES = 1024 * 1024
+"""Bytes of the file the global heap scan holds at a time (twice: the search and the walk),
+whatever the file's size."""
+
+
+class _FileWindow:
+    """The bytes of an open file by position, read through one buffer of
+    :data:`SCAN_CHUNK_BYTES` (the walk of a collection reads 16-byte headers in order)."""
+
+    def __init__(self, fh: Any):
+        self.fh = fh
+        self.start = 0
+        self.data = b""
+
+    def read(self, pos: int, n: int) -> bytes:
+        if not (self.start <= pos and pos + n <= self.start + len(self.data)):
+            self.fh.seek(pos)
+            self.data = self.fh.read(max(SCAN_CHUNK_BYTES, n))
+            self.start = pos
+        return self.data[pos - self.start : pos - self.start + n]
+
+
 def global_heap_problem(path: object) -> str | None:
     """What is wrong with the global heap collections of the file at ``path`` (where HDF5
     keeps variable-length strings), or None: a collection whose object list never ends
     (HDF5 reads it forever: an object of size 0 does not move its cursor), or an object
-    larger than :data:`MAX_HEAP_OBJECT_BYTES`. Looked at before HDF5 opens the file."""
-    with open(path, "rb") as fh:
+    larger than :data:`MAX_HEAP_OBJECT_BYTES`. Looked at before HDF5 opens the file, in
+    chunks of :data:`SCAN_CHUNK_BYTES` (a signature across two chunks is found once)."""
+    overlap = len(GLOBAL_HEAP) - 1
+    with open(path, "rb") as fh, open(path, "rb") as walker:
         size = os.fstat(fh.fileno()).st_size
         if size < 16:
             return None
-        with mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ) as m:
-            pos = m.find(GLOBAL_HEAP)
-            while pos >= 0:
-                problem = _heap_problem(m, pos, size)
+        window = _FileWindow(walker)
+        chunk_start = 0
+        while chunk_start < size:
+            chunk = fh.read(SCAN_CHUNK_BYTES + overlap)
+            if not chunk:
+                break
+            limit = min(SCAN_CHUNK_BYTES, len(chunk))  # a hit past it is the next chunk's
+            i = chunk.find(GLOBAL_HEAP)
+            while 0 <= i < limit:
+                problem = _heap_problem(window, chunk_start + i, size)
                 if problem is not None:
                     return problem
-                pos = m.find(GLOBAL_HEAP, pos + 4)
+                i = chunk.find(GLOBAL_HEAP, i + 4)
+            chunk_start += SCAN_CHUNK_BYTES
+            fh.seek(chunk_start)
     return None
 
 
-def _heap_problem(m: mmap.mmap, pos: int, file_size: int) -> str | None:
+def _heap_problem(m: _FileWindow, pos: int, file_size: int) -> str | None:
     """Walk the objects of the collection at ``pos`` as HDF5 does."""
-    if pos + 16 > file_size or m[pos + 4] != 1:
+    if pos + 16 > file_size:
+        return None
+    head = m.read(pos, 16)
+    if head[4] != 1:
         return None  # not a collection (or one HDF5 refuses by itself)
-    total = int.from_bytes(m[pos + 8 : pos + 16], "little")
+    total = int.from_bytes(head[8:16], "little")
     end = pos + total
     if total < 16 or end > file_size:
         return None  # HDF5 fails to read it, cleanly
@@ -265,8 +299,9 @@ def _heap_problem(m: mmap.mmap, pos: int, file_size: int) -> str | None:
     while p < end:
         if p + _HEAP_OBJECT_HEADER > end:
             return None
-        index = int.from_bytes(m[p : p + 2], "little")
-        length = int.from_bytes(m[p + 8 : p + 16], "little")
+        obj = m.read(p, _HEAP_OBJECT_HEADER)
+        index = int.from_bytes(obj[0:2], "little")
+        length = int.from_bytes(obj[8:16], "little")
         need = length if index == 0 else _HEAP_OBJECT_HEADER + (length + 7) // 8 * 8
         if need == 0 or need >= 1 << 63:  # the cursor stays put, or wraps around
             return f"expected readable HDF5, the global heap at byte {pos} is damaged"

@@ -205,9 +205,10 @@ def _write_prefix(src_ep: EpisodeFile, dst: h5py.File, start: int, old_start: in
         _copy_rows(ds, out, 0, start, at=old_start)
 
 
-def default_trim_output(path: Path, start: int, end: int) -> Path:
-    """``<name>_trim<start>-<end>.h5`` beside the source."""
-    return path.with_name(f"{path.name.removesuffix(SUFFIX)}_trim{start}-{end}{SUFFIX}")
+def default_trim_output(path: Path, start: int, end: int, folder: Path | None = None) -> Path:
+    """``<name>_trim<start>-<end>.h5`` in ``folder``, else beside the source."""
+    name = f"{path.name.removesuffix(SUFFIX)}_trim{start}-{end}{SUFFIX}"
+    return (path.parent if folder is None else Path(folder)) / name
 
 
 def _resolve(index: int | None, default: int, n_frames: int, what: str, path: Path) -> int:
@@ -226,10 +227,12 @@ def trim_episode(
     end: int | None = None,
     idle: bool = False,
     out: str | os.PathLike | None = None,
+    out_folder: str | os.PathLike | None = None,
 ) -> TrimResult:
     """Write frames ``start..end`` (inclusive; negative counts from the end; default: the
     whole episode) of ``path`` as a new episode; ``idle`` also cuts the idle runs at both
-    ends of the range. ``out`` defaults to :func:`default_trim_output` and must not exist."""
+    ends of the range. ``out`` defaults to :func:`default_trim_output` (in ``out_folder``
+    when given) and must not exist."""
     path = Path(path)
     with EpisodeFile(path) as ep:
         ep.check_lengths()
@@ -243,7 +246,7 @@ def trim_episode(
         if idle:
             cut = idle_runs(ep, a, b)
             a, b = a + cut[0], b - cut[1]
-        target = Path(out) if out is not None else default_trim_output(path, a, b)
+        target = Path(out) if out is not None else default_trim_output(path, a, b, out_folder)
         if not target.name.endswith(SUFFIX):
             raise EpisodeError(target, None, f"expected an output name ending in {SUFFIX}")
         if target.exists():

@@ -17,6 +17,7 @@ from demostudio.episode import EpisodeError, VerifyResult, update_metadata
 from demostudio.episode.trim import trim_episode
 from demostudio.export import FrameRange, default_output, export_episode, save_png
 from demostudio.ui import theme
+from demostudio.ui.settings import derived_output_folder
 
 from .catalog import Catalog
 from .controls import Command
@@ -259,7 +260,8 @@ class Viewer:
 
     def start_trim(self, idle: bool) -> None:
         """Write the marked range (frames in..out, or the whole episode) as a new episode
-        beside this one; ``idle`` also cuts the idle steps at both ends."""
+        beside this one (a bundled sample's: in the recordings folder); ``idle`` also cuts
+        the idle steps at both ends."""
         entry = self.catalog.current
         if self.playback is None or entry is None:
             return
@@ -270,7 +272,8 @@ class Viewer:
         path = entry.path
 
         def work(progress):
-            return trim_episode(path, start=start, end=end, idle=idle)
+            folder = derived_output_folder(path)
+            return trim_episode(path, start=start, end=end, idle=idle, out_folder=folder)
 
         self.jobs.append(BackgroundJob("trim", path, work))
         self.say(f"trimming frames {start}..{end}" + (" (cutting idle ends)" if idle else ""))

@@ -40,6 +40,19 @@ def default_recordings() -> Path:
     return Path(base) / "demostudio" / "recordings"
 
 
+def derived_output_folder(source: Path) -> Path | None:
+    """Where a file made from the episode ``source`` (a trimmed piece) goes by default: None
+    for beside it; for one of the bundled sample demos, the recordings folder of its env
+    (outputs never go among the samples)."""
+    from demostudio.assets import in_sample_demos
+
+    if not in_sample_demos(source):
+        return None
+    from demostudio.episode import env_folder_name, read_summary
+
+    return recordings_root() / env_folder_name(read_summary(source).env_id)
+
+
 def recordings_root() -> Path:
     """Where new recordings go: the remembered folder, else :func:`default_recordings`."""
     saved, _ = load_settings()

@@ -188,3 +188,33 @@ def test_compare_never_restarts_a_run_folder_it_did_not_make(tmp_path, cartpole_
     assert capsys.readouterr().err == (
         f"demostudio: error: --out {file_out}: expected a folder, got a file\n"
     )
+
+
+def test_compare_that_cannot_start_leaves_nothing_it_made(tmp_path, cartpole_demos, capsys):
+    """Before: demos of another env were refused only when the first run started, leaving an
+    empty OUT; a first run failing to start left its folder with the compare-run.json marker.
+    Now the demos' env is checked before OUT is made, and a run that fails to start removes
+    what this invocation made (only that: an older marker and OUT's files stay)."""
+    out = tmp_path / "c"
+    args = ["compare", "--env", "MountainCar-v0", "--demos", str(cartpole_demos), "--algos",
+            "bc", "--seeds", "1", "--out", str(out)]  # fmt: skip
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "[env_id]: expected demos of 'MountainCar-v0'" in err
+    assert str(cartpole_demos) in err and not out.exists()
+    # the env is accepted, the actions are not: the run fails to start, in the run shell
+    accept = ["--overrides", json.dumps({"bc": {"demo_env_override": "CartPole-v1"}})]
+    assert main([*args, *accept]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "[action_space]" in err
+    assert not out.exists()
+    # an OUT and a marker of an earlier invocation are left as they were
+    old = out / "runs" / "bc-MountainCar-v0-s0"
+    old.mkdir(parents=True)
+    (old / "compare-run.json").write_text("{}\n")
+    (out / "mine.txt").write_text("keep")
+    assert main([*args, *accept]) == 2
+    assert (old / "compare-run.json").read_text() != "" and (out / "mine.txt").exists()
+    assert sorted(p.name for p in out.rglob("*")) == [
+        "bc-MountainCar-v0-s0", "compare-run.json", "mine.txt", "runs"
+    ]  # fmt: skip

@@ -714,6 +714,52 @@ def test_a_huge_text_attribute_is_refused_before_it_is_read(good_episodes, tmp_p
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
     message, grown_mb = proc.stdout.strip().splitlines()
-    assert int(grown_mb) < 80, f"{grown_mb} MB"  # the heap scan maps the file: 50 MB of it
+    assert int(grown_mb) < 16, f"{grown_mb} MB"  # the heap scan reads 1 MB chunks, not the
+    # whole file (mapped whole, the scan touched all 50 MB of it)
     assert message.startswith(f"{bad}: ") and "16777216" in message, message  # no field: the
     # size is known before any attribute is opened, not which attribute has it
+
+
+def _collection(objects: list[tuple[int, int]], total: int | None = None) -> bytes:
+    """A global heap collection (signature, version 1, size) of ``(index, length)`` object
+    headers, each followed by its (zero) data padded to 8 bytes."""
+    body = b""
+    for i, n in objects:  # a huge object's data is left to the file's (sparse) tail
+        body += i.to_bytes(2, "little") + bytes(6) + n.to_bytes(8, "little")
+        body += bytes((n + 7) // 8 * 8) if n <= 64 else b""
+    size = total if total is not None else 16 + len(body)
+    return b"GCOL\x01\x00\x00\x00" + size.to_bytes(8, "little") + body
+
+
+@pytest.mark.parametrize("straddle", range(0, 24, 3))
+def test_the_heap_scan_reads_in_chunks_with_the_same_verdicts(tmp_path, monkeypatch, straddle):
+    """The global heap scan holds a bounded chunk of the file, not all of it: a collection
+    whose signature or object headers straddle a chunk boundary gets the verdict of a whole-file
+    scan (a huge object refused, an endless collection refused, a fine one passed)."""
+    from demostudio.episode import hostile
+
+    chunk = 4096
+    huge = hostile.MAX_HEAP_OBJECT_BYTES + 1
+    fine = _collection([(1, 10), (2, 20)])
+    files = {
+        "fine": fine,
+        "huge": _collection([(1, 10), (2, huge)], total=16 + 32 + 16 + huge),
+        "endless": _collection([(1, 10), (0, 0)], total=64),
+    }
+    verdicts = {}
+    for name, heap in files.items():
+        path = tmp_path / f"{name}.bin"
+        pad = bytes(3 * chunk - len(fine) - 2 - straddle)  # the heap starts 2 + straddle bytes
+        # before a chunk boundary: its signature, size or object headers straddle it
+        tail = huge + 64 if name == "huge" else 2 * chunk
+        with open(path, "wb") as f:
+            f.write(fine + pad + heap)
+            f.truncate(len(fine) + len(pad) + len(heap) + tail)  # sparse
+        monkeypatch.setattr(hostile, "SCAN_CHUNK_BYTES", chunk)
+        chunked = hostile.global_heap_problem(path)
+        monkeypatch.setattr(hostile, "SCAN_CHUNK_BYTES", path.stat().st_size)  # all at once
+        verdicts[name] = chunked
+        assert chunked == hostile.global_heap_problem(path), name
+    assert verdicts["fine"] is None
+    assert f"got one of {huge} bytes" in verdicts["huge"]
+    assert "is damaged" in verdicts["endless"]
