@@ -221,6 +221,8 @@ def test_window_commands_without_a_display_fail_fast(argv, tmp_path):
     assert done.returncode == 2, done.stderr
     lines = [line for line in done.stderr.splitlines() if line.strip()]
     assert lines == [lines[-1]] and "expected a display" in lines[-1], done.stderr
+    # what runs without a display, never an invisible window waiting for keys
+    assert "without a display" in lines[-1] and "SDL_VIDEODRIVER" not in lines[-1]
     assert elapsed < 10  # python + pygame start-up included; the check itself is < 1 s
     assert not (tmp_path / "rec").exists(), "play left a folder behind"
     assert not (tmp_path / "config").exists(), "a failed launch remembered settings"

@@ -212,7 +212,7 @@ def cmd_coach(args: argparse.Namespace) -> int:
     entry, cfg, settings = parse_coach(args.algo, args.args)
     from demostudio.ui.display import require_display
 
-    require_display()
+    require_display(f"`demostudio train {args.algo}` trains (with --demos)")
     coaching = start_coach(entry, cfg, settings)
     print(
         f"coaching {args.algo} on {cfg.env}: T takes over and hands back; closing the window "

@@ -25,12 +25,14 @@ class LaunchConfig:
     """Player name to start with (default: your login name)."""
 
 
-def _no_window(exc: Exception):
-    from demostudio.cli import CommandError
+PLAY_INSTEAD = "`demostudio record ENV` records episodes of a scripted or random player"
 
-    return CommandError(
-        f"cannot open a window: {exc} (a display is needed; SDL_VIDEODRIVER=dummy runs headless)"
-    )
+
+def _no_window(exc: Exception, instead: str = ""):
+    from demostudio.cli import CommandError
+    from demostudio.ui.display import no_window_hint
+
+    return CommandError(f"cannot open a window: {exc} ({no_window_hint(instead)})")
 
 
 def _remove_if_empty(folders: list[Path]) -> None:
@@ -52,7 +54,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(PlayConfig, args)
     refuse_sample_demos(cfg.out, "--out")
     ensure_registered(cfg.env)
-    require_display()
+    require_display(PLAY_INSTEAD)
     new_folders = [p for p in (cfg.out / env_folder_name(cfg.env), cfg.out) if not p.exists()]
     try:
         result = run_play(cfg)
@@ -63,7 +65,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             raise
         raise CommandError(str(exc)) from None
     except pygame.error as exc:
-        raise _no_window(exc) from None
+        raise _no_window(exc, PLAY_INSTEAD) from None
     finally:
         pygame.display.quit()
         _remove_if_empty(new_folders)
@@ -169,7 +171,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         description=(
             "Play a Gymnasium game with the keyboard; every episode is saved to "
             "OUT/<env>/ the moment it ends. Keys: F1/H help, P pause, Backspace discard and "
-            "restart, End end and save now, Esc quit, F12 screenshot, +/- zoom."
+            "restart, End end and save now, Esc or closing the window quits (with an episode "
+            "in progress it asks: Enter/S saves it, D discards it, Esc goes back to the game; "
+            "closing the window again saves it), F12 screenshot, +/- zoom."
         ),
     )
     add_dataclass_arguments(p, PlayConfig)

@@ -65,7 +65,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
             f"{shown}: expected episode files (*.h5), found none (`demostudio play ENV` records "
             "some; the shipped samples open with `demostudio replay demos`)"
         )
-    require_display()
+    require_display("ls, info, verify and export read the episodes")
     from demostudio.replay import run_viewer
 
     run_viewer(paths)

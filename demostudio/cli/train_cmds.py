@@ -11,7 +11,7 @@ import argparse
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import (
@@ -21,6 +21,9 @@ from demostudio.cli.dataclass_args import (
     dataclass_from_values,
     explicit_fields,
 )
+
+if TYPE_CHECKING:
+    from demostudio.play.session import PlayResult
 
 
 def _help_with_algorithms(parser: argparse.ArgumentParser) -> None:
@@ -176,7 +179,9 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 @dataclass
 class WatchConfig:
     """Show a checkpoint's agent playing in the window (T: take over from it and hand back),
-    or record it headless."""
+    or record it headless. The window counts down before the first episode and stays on the
+    last one until Esc, Enter, Space or closing it; each episode's return, length and who
+    drove are printed. Quitting mid-episode asks only when you drove in it."""
 
     checkpoint: Path = field(metadata={"positional": True})
     """A checkpoint file (.pt) or a run folder."""
@@ -241,19 +246,19 @@ def cmd_watch(args: argparse.Namespace) -> int:
             print(f"{path}  length {s.length}  return {s.total_return:.2f}")
         return 0
     try:
-        from demostudio.play import KeyMapError, run_controller_window
+        from demostudio.play import KeyMapError, build_controller_session
     except ImportError:
         raise CommandError(
-            "watch: the play window (demostudio.play.run_controller_window) is not available; "
-            "use --headless --record DIR"
+            "watch: the play window (demostudio.play.build_controller_session) is not "
+            "available; use --headless --record DIR"
         ) from None
-    from demostudio.ui.display import require_display
+    from demostudio.ui.display import require_display, shows_windows
 
-    require_display()
+    require_display("`watch --headless --record DIR` records the agent's episodes")
     agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
     out_dir = None if cfg.record is None else cfg.record / _env_folder(agent.env_id)
     try:
-        run_controller_window(
+        session = build_controller_session(
             agent.env_id,
             agent.controller,
             out_dir=out_dir,
@@ -267,7 +272,31 @@ def cmd_watch(args: argparse.Namespace) -> int:
         )
     except KeyMapError as exc:
         raise CommandError(str(exc)) from None
+    if shows_windows():  # someone is watching: time to take over, and to read the end
+        session.opts.start_countdown = WATCH_START_SECONDS
+        session.opts.hold_at_end = True
+    result = session.run()
+    _print_watched(result, out_dir)
     return 0
+
+
+WATCH_START_SECONDS = 3.0
+"""The watch window counts down this long before the agent's first episode (T takes over)."""
+
+
+def _print_watched(result: PlayResult, out_dir: Path | None) -> None:
+    """One line per episode (return, length, who drove, its file), then the totals."""
+    for e in result.log:
+        how = "" if e.how in ("ended", "timed out") else f"  ({e.how})"
+        where = f"  {e.path}" if e.path is not None else ""
+        print(
+            f"episode {e.number}: return {e.episode_return:.2f}  length {e.steps}  "
+            f"{e.driver()}{how}{where}"
+        )
+    if out_dir is None:
+        print(f"{len(result.log)} episode(s) watched (not recorded: --record DIR saves them)")
+    else:
+        print(f"{len(result.saved)} episode(s) saved in {out_dir}, {result.discarded} not saved")
 
 
 def _env_folder(env_id: str) -> str:
@@ -324,7 +353,11 @@ def register(subparsers: argparse._SubParsersAction) -> None:
     add_dataclass_arguments(p, EvaluateConfig)
     p.set_defaults(func=cmd_evaluate)
 
-    p = subparsers.add_parser("watch", help="show a checkpoint's agent playing (or record it)")
+    p = subparsers.add_parser(
+        "watch",
+        help="show a checkpoint's agent playing (or record it)",
+        description=" ".join((WatchConfig.__doc__ or "").split()),
+    )
     add_dataclass_arguments(p, WatchConfig)
     p.set_defaults(func=cmd_watch)
 

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import NamedTuple
 
 from demostudio.episode import env_folder_name
-from demostudio.episode.schema import SUFFIX
+from demostudio.episode.schema import PARTIAL_SUFFIX, SUFFIX
 
 
 class Game(NamedTuple):
@@ -35,6 +35,15 @@ BUNDLED_GAMES: tuple[Game, ...] = (
 def recordings_folder(root: Path, env_id: str) -> Path:
     """Where ``demostudio play`` saves ``env_id``'s episodes under ``root``."""
     return Path(root) / env_folder_name(env_id)
+
+
+def count_unfinished(root: Path, env_id: str) -> int:
+    """``.partial`` files in the env's folder: a recording under way, or one left by a crash
+    (``demostudio recover FOLDER`` turns it into an episode)."""
+    folder = recordings_folder(root, env_id)
+    if not folder.is_dir():
+        return 0
+    return sum(1 for p in folder.glob(f"*{PARTIAL_SUFFIX}") if p.is_file())
 
 
 def count_recordings(root: Path, env_id: str) -> int:

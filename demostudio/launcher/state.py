@@ -2,7 +2,9 @@
 
 Keyboard: Up/Down pick a game, Tab moves between the game list and the text fields (env id,
 player, replay folder), typing edits the focused field, Enter plays, Ctrl+R opens the replay
-viewer on the folder, Esc quits. Mouse: click a game (double-click plays), a field or a button.
+viewer on the folder, Esc quits. Ctrl+A selects a field's text (typing then replaces it,
+Backspace clears it), Ctrl+U clears it. Mouse: click a game (double-click plays), a field
+(its text is selected, as with Tab) or a button.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ class LauncherState:
     folder_edited: bool = False
     """The user typed a replay folder; it no longer follows the env id."""
     focus: Focus = Focus.GAMES
+    selected_all: bool = False
+    """The focused field's text is selected: typing replaces it, Backspace clears it."""
     actions: list[Action] = field(default_factory=list)
     status: str = ""
     status_error: bool = False
@@ -83,6 +87,25 @@ class LauncherState:
             text = self.env_text.strip()
             self.folder_text = str(recordings_folder(self.root, text) if text else self.root)
 
+    @property
+    def picked(self) -> Game | None:
+        """The game in the list the env id field names (None once another id is typed)."""
+        if not self.games:
+            return None
+        game = self.games[self.selected]
+        return game if game.env_id == self.env_text.strip() else None
+
+    def focus_on(self, focus: Focus) -> None:
+        """Move the focus; a text field's text is selected (typing replaces it)."""
+        self.focus = focus
+        self.selected_all = focus is not Focus.GAMES and bool(self.text_of(focus))
+
+    def type_text(self, text: str) -> None:
+        """Typed into the focused field (replacing its selected text)."""
+        current = "" if self.selected_all else self.text_of(self.focus)
+        self.selected_all = False
+        self._set_text(self.focus, current + text)
+
     def text_of(self, focus: Focus) -> str:
         return {
             Focus.ENV: self.env_text,
@@ -93,6 +116,9 @@ class LauncherState:
     def _set_text(self, focus: Focus, text: str) -> None:
         if focus is Focus.ENV:
             self.env_text = text
+            ids = [g.env_id for g in self.games]
+            if text.strip() in ids:  # a listed game typed in full: its row is picked
+                self.selected = ids.index(text.strip())
             self._follow_env()
         elif focus is Focus.PLAYER:
             self.player = text
@@ -134,21 +160,29 @@ def _key_down(state: LauncherState, event: pygame.event.Event) -> None:
     elif name == "tab":
         step = -1 if getattr(event, "mod", 0) & pygame.KMOD_SHIFT else 1
         i = FOCUS_ORDER.index(state.focus)
-        state.focus = FOCUS_ORDER[(i + step) % len(FOCUS_ORDER)]
+        state.focus_on(FOCUS_ORDER[(i + step) % len(FOCUS_ORDER)])
     elif state.focus is Focus.GAMES and name in ("up", "down", "page up", "page down"):
         delta = {"up": -1, "down": 1, "page up": -5, "page down": 5}[name]
         state.select(state.selected + delta)
-    elif state.focus is not Focus.GAMES and name == "backspace":
-        text = state.text_of(state.focus)
-        state._set_text(state.focus, text[:-1])
-    elif state.focus is not Focus.GAMES and ctrl and name == "u":
+    elif state.focus is Focus.GAMES:
+        return
+    elif name == "backspace":
+        text = "" if state.selected_all else state.text_of(state.focus)[:-1]
+        state.selected_all = False
+        state._set_text(state.focus, text)
+    elif ctrl and name == "u":
+        state.selected_all = False
         state._set_text(state.focus, "")
+    elif ctrl and name == "a":
+        state.selected_all = bool(state.text_of(state.focus))
+    elif name in ("left", "right", "home", "end"):
+        state.selected_all = False  # the caret stays at the end: only the selection goes
 
 
 def _click(state: LauncherState, pos: tuple[int, int], layout: Layout, now_ms: int) -> None:
     for i, rect in enumerate(layout.rows):
         if rect.collidepoint(pos):
-            state.focus = Focus.GAMES
+            state.focus_on(Focus.GAMES)
             last_row, last_ms = state.last_click
             state.select(i)
             if last_row == i and now_ms - last_ms <= DOUBLE_CLICK_MS:
@@ -162,11 +196,11 @@ def _click(state: LauncherState, pos: tuple[int, int], layout: Layout, now_ms: i
     elif layout.replay_button.collidepoint(pos):
         state.replay()
     elif layout.env_field.collidepoint(pos):
-        state.focus = Focus.ENV
+        state.focus_on(Focus.ENV)
     elif layout.player_field.collidepoint(pos):
-        state.focus = Focus.PLAYER
+        state.focus_on(Focus.PLAYER)
     elif layout.folder_field.collidepoint(pos):
-        state.focus = Focus.FOLDER
+        state.focus_on(Focus.FOLDER)
 
 
 def process_event(
@@ -179,7 +213,8 @@ def process_event(
         _key_down(state, event)
     elif event.type == pygame.TEXTINPUT and state.focus is not Focus.GAMES:
         text = "".join(ch for ch in event.text if ch.isprintable())
-        state._set_text(state.focus, state.text_of(state.focus) + text)
+        if text:
+            state.type_text(text)
     elif event.type == pygame.MOUSEBUTTONDOWN and event.button == 1:
         _click(state, event.pos, layout, now_ms)
     elif event.type == pygame.MOUSEWHEEL and state.focus is Focus.GAMES:

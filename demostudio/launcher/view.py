@@ -30,7 +30,7 @@ def layout(size: tuple[int, int], n_games: int) -> Layout:
     )
 
 
-def _field(surface, rect, label, text, focused, hint=""):
+def _field(surface, rect, label, text, focused, hint="", selected=False):
     theme.draw_text(surface, label, (rect.left, rect.top - 20), 13, theme.TEXT_DIM)
     pygame.draw.rect(surface, theme.BACKGROUND, rect, border_radius=4)
     pygame.draw.rect(
@@ -40,8 +40,11 @@ def _field(surface, rect, label, text, focused, hint=""):
     img = theme.font(14, mono=True).render(shown, True, theme.TEXT if text else theme.TEXT_DIM)
     if not text and hint:
         img = theme.font(13).render(hint, True, theme.TEXT_DIM)
-    r = surface.blit(img, img.get_rect(midleft=(rect.left + 8, rect.centery)))
-    if focused and pygame.time.get_ticks() // 500 % 2 == 0:
+    where = img.get_rect(midleft=(rect.left + 8, rect.centery))
+    if focused and selected and text:  # Ctrl+A, or a click: typing replaces it
+        pygame.draw.rect(surface, theme.SELECTION, where.inflate(4, 4), border_radius=3)
+    r = surface.blit(img, where)
+    if focused and not selected and pygame.time.get_ticks() // 500 % 2 == 0:
         x = r.right + 1 if text else rect.left + 8
         pygame.draw.line(surface, theme.TEXT, (x, rect.top + 6), (x, rect.bottom - 7), 2)
 
@@ -63,7 +66,16 @@ def _button(surface, rect, label, color, sub=""):
         )
 
 
-def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], lay: Layout):
+def draw(
+    surface: pygame.Surface,
+    state: LauncherState,
+    counts: dict[str, int],
+    lay: Layout,
+    partials: dict[str, int] | None = None,
+):
+    """The launcher; ``counts``: finished recordings per env id, ``partials``: unfinished
+    ones (``.partial`` files, e.g. left by a crash)."""
+    partials = partials or {}
     surface.fill(theme.BACKGROUND)
     theme.draw_text(surface, "DemoStudio", (PAD, 18), 28, theme.TEXT, bold=True)
     theme.draw_text(
@@ -79,8 +91,9 @@ def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], 
     theme.draw_text(
         surface, "recordings", (PAD + LIST_W - 8, TOP), 13, theme.TEXT_DIM, anchor="topright"
     )
+    picked = state.picked
     for i, (game, rect) in enumerate(zip(state.games, lay.rows)):
-        selected = i == state.selected
+        selected = i == state.selected and game is picked  # not once another id is typed
         if selected:
             pygame.draw.rect(surface, theme.PANEL_LIGHT, rect, border_radius=4)
             if state.focus is Focus.GAMES:
@@ -100,14 +113,24 @@ def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], 
             anchor="midleft",
         )
         n = counts.get(game.env_id, 0)
+        unfinished = partials.get(game.env_id, 0)
+        if unfinished:  # left by a crash: `demostudio recover` (the status line says so)
+            theme.draw_text(
+                surface,
+                f"+{unfinished} unfinished",
+                (rect.right - 10, rect.bottom - 1),
+                10,
+                theme.WARN,
+                anchor="bottomright",
+            )
         theme.draw_text(
             surface,
             str(n),
-            (rect.right - 10, rect.centery),
-            15,
+            (rect.right - 10, rect.top + 1) if unfinished else (rect.right - 10, rect.centery),
+            13 if unfinished else 15,
             theme.GOOD if n else theme.TEXT_DIM,
             bold=bool(n),
-            anchor="midright",
+            anchor="topright" if unfinished else "midright",
         )
 
     _field(
@@ -117,6 +140,7 @@ def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], 
         state.env_text,
         state.focus is Focus.ENV,
         "e.g. ALE/Pong-v5",
+        selected=state.selected_all,
     )
     _field(
         surface,
@@ -125,6 +149,7 @@ def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], 
         state.player,
         state.focus is Focus.PLAYER,
         "your name (stored in every episode)",
+        selected=state.selected_all,
     )
     env_id = state.env_text.strip()
     n = counts.get(env_id)
@@ -139,10 +164,14 @@ def draw(surface: pygame.Surface, state: LauncherState, counts: dict[str, int], 
         "Folder or episode file",
         state.folder_text,
         state.focus is Focus.FOLDER,
+        selected=state.selected_all,
     )
     _button(surface, lay.replay_button, "Open replay viewer", theme.ACCENT, "Ctrl+R")
 
-    hints = "↑/↓ pick · Tab next field · Enter play · Ctrl+R replay · Esc quit"
+    hints = (
+        "↑/↓ pick · Tab next field · Ctrl+A select, Ctrl+U clear · Enter play · "
+        "Ctrl+R replay · Esc quit"
+    )
     h = surface.get_height()
     label = "Your recordings: "
     x = theme.draw_text(surface, label, (PAD, h - 46), 12, theme.TEXT_DIM).right
@@ -175,12 +204,31 @@ def _fit(text: str, width: int, size: int) -> str:
     return "…" + text
 
 
+def _break_word(word: str, width: int, font: pygame.font.Font) -> list[str]:
+    """A word wider than ``width`` (a long path) in pieces that fit, cut after a "/" where
+    one is near the edge."""
+    pieces: list[str] = []
+    while font.size(word)[0] > width and len(word) > 1:
+        cut = len(word)
+        while cut > 1 and font.size(word[:cut])[0] > width:
+            cut -= 1
+        slash = word.rfind("/", 0, cut)
+        if slash >= cut // 2:
+            cut = slash + 1
+        pieces.append(word[:cut])
+        word = word[cut:]
+    return [*pieces, word]
+
+
 def _wrap(text: str, width: int, size: int) -> list[str]:
+    """``text`` in lines that fit ``width``: at spaces, and inside words (paths) too wide for
+    a line of their own; at most 8 lines."""
     font = theme.font(size)
     lines: list[str] = []
     for para in text.split("\n"):
         line = ""
-        for word in para.split(" "):
+        words = [p for w in para.split(" ") for p in _break_word(w, width, font)]
+        for word in words:
             trial = f"{line} {word}".strip()
             if font.size(trial)[0] <= width or not line:
                 line = trial

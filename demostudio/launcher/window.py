@@ -8,10 +8,17 @@ from pathlib import Path
 
 import pygame
 
+from demostudio.assets import SAMPLE_DEMOS
 from demostudio.launcher import view
-from demostudio.launcher.games import BUNDLED_GAMES, count_recordings
+from demostudio.launcher.games import (
+    BUNDLED_GAMES,
+    count_recordings,
+    count_unfinished,
+    recordings_folder,
+)
 from demostudio.launcher.state import Action, Focus, LauncherState, process_event
 from demostudio.play.icon import set_window_icon
+from demostudio.ui.display import keep_on_screen
 from demostudio.ui.settings import load_settings, recordings_root, save_settings
 
 FPS = 30
@@ -61,14 +68,19 @@ class Launcher:
         if warning:
             self.state.say(warning, error=True)
         self.counts: dict[str, int] = {}
+        self.partials: dict[str, int] = {}
         self.surface = self._open()
         self.clock = pygame.time.Clock()
         self.refresh_counts()
+        if not warning:
+            self.say_unfinished()
 
     def _open(self) -> pygame.Surface:
         pygame.display.set_caption("DemoStudio")
         set_window_icon()
-        return pygame.display.set_mode((view.WIDTH, view.HEIGHT))
+        surface = pygame.display.set_mode((view.WIDTH, view.HEIGHT))
+        keep_on_screen()  # back from a larger game or replay window at the same position
+        return surface
 
     def refresh_counts(self) -> None:
         ids = [g.env_id for g in self.state.games]
@@ -76,6 +88,21 @@ class Launcher:
         if typed and typed not in ids:
             ids.append(typed)
         self.counts = {env_id: count_recordings(self.state.root, env_id) for env_id in ids}
+        self.partials = {env_id: count_unfinished(self.state.root, env_id) for env_id in ids}
+
+    def say_unfinished(self) -> None:
+        """Point at the ``.partial`` files a crash left (the rows show "+N unfinished")."""
+        left = {env_id: n for env_id, n in self.partials.items() if n}
+        if not left:
+            return
+        env_id = next(iter(left))
+        folder = recordings_folder(self.state.root, env_id)
+        others = f" (and in {len(left) - 1} other game folder(s))" if len(left) > 1 else ""
+        self.state.say(
+            f"{left[env_id]} unfinished recording(s) of {env_id}{others}, left by a crash or "
+            f"still being recorded: `demostudio recover {folder}` turns them into episodes",
+            error=True,
+        )
 
     @property
     def layout(self) -> view.Layout:
@@ -102,7 +129,7 @@ class Launcher:
             elif action.kind == "replay":
                 folder = Path(action.target)
                 if not folder.exists():
-                    self.state.say(f"{folder}: no such folder or file", error=True)
+                    self.state.say(self._nothing_to_replay(folder), error=True)
                     return True
                 open_replay(folder)
                 self.state.say(f"Closed the replay viewer on {folder}")
@@ -116,8 +143,21 @@ class Launcher:
         self.refresh_counts()
         return True
 
+    def _nothing_to_replay(self, folder: Path) -> str:
+        """Why ``folder`` cannot open: no recordings yet (where the samples are), or a typo."""
+        env_id = self.state.env_text.strip()
+        if env_id and folder == recordings_folder(self.state.root, env_id):
+            sample = recordings_folder(SAMPLE_DEMOS, env_id)
+            samples = (
+                f"; the shipped samples of it are in {sample}"
+                if sample.is_dir()
+                else f"; shipped samples of other games are in {SAMPLE_DEMOS}"
+            )
+            return f"No recordings of {env_id} yet: Enter plays and records it{samples}"
+        return f"{folder}: no such folder or file"
+
     def draw(self) -> None:
-        view.draw(self.surface, self.state, self.counts, self.layout)
+        view.draw(self.surface, self.state, self.counts, self.layout, self.partials)
         pygame.display.flip()
 
     def run(self) -> None:

@@ -37,7 +37,8 @@ class PlayConfig:
     episodes: int | None = None
     """Stop after this many finished episodes (none: play until you quit)."""
     keep_on_quit: bool = False
-    """Closing the window saves the episode in progress (truncated) instead of discarding it."""
+    """Closing the window saves the episode in progress (truncated) without asking (default:
+    it asks, as Esc does)."""
     seed: int | None = None
     """First reset seed (then +1 per episode); none draws a fresh 64-bit seed per episode."""
 

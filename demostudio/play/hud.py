@@ -118,8 +118,10 @@ def _shade(surface: pygame.Surface, rect: pygame.Rect, alpha: int = 150) -> None
     surface.blit(shade, rect.topleft)
 
 
-def draw_countdown(surface: pygame.Surface, rect: pygame.Rect, seconds_left: float, episode: int):
-    """A big 3-2-1 over the game's first frame."""
+def draw_countdown(
+    surface: pygame.Surface, rect: pygame.Rect, seconds_left: float, episode: int, hint: str = ""
+):
+    """A big 3-2-1 over the game's first frame (``hint``: a line under it)."""
     _shade(surface, rect, 110)
     n = max(1, int(seconds_left) + (0 if seconds_left.is_integer() else 1))
     size = max(24, min(rect.h // 3, 140))
@@ -132,6 +134,15 @@ def draw_countdown(surface: pygame.Surface, rect: pygame.Rect, seconds_left: flo
         theme.TEXT,
         anchor="midtop",
     )
+    if hint:
+        theme.draw_text(
+            surface,
+            hint,
+            (rect.centerx, rect.centery + size // 2 + 38),
+            15,
+            theme.WARN,
+            anchor="midtop",
+        )
 
 
 def draw_banner(
@@ -201,13 +212,55 @@ def draw_help(
         y += line_h
 
 
+def _ellipsize_middle(text: str, font: pygame.font.Font, width: int) -> str:
+    """``text`` with its middle replaced by "…" until it fits ``width`` (a file name keeps
+    its start and its end)."""
+    if font.size(text)[0] <= width:
+        return text
+    keep = len(text)
+    while keep > 2:
+        keep -= 1
+        head = (keep + 1) // 2
+        shown = text[:head] + "…" + text[len(text) - (keep - head) :]
+        if font.size(shown)[0] <= width:
+            return shown
+    return "…"
+
+
+def wrap_lines(text: str, font: pygame.font.Font, width: int, most: int = 3) -> list[str]:
+    """``text`` in at most ``most`` lines that fit ``width``: broken at spaces; a word too
+    wide for a line of its own (a path) loses its middle."""
+    lines: list[str] = []
+    line = ""
+    for word in text.split(" "):
+        word = _ellipsize_middle(word, font, width)
+        trial = f"{line} {word}" if line else word
+        if font.size(trial)[0] <= width or not line:
+            line = trial
+        else:
+            lines.append(line)
+            line = word
+    lines.append(line)
+    if len(lines) > most:
+        lines = [*lines[: most - 1], _ellipsize_middle(" ".join(lines[most - 1 :]), font, width)]
+    return lines
+
+
 def draw_message(surface: pygame.Surface, rect: pygame.Rect, text: str) -> None:
-    """A one-line message at the bottom of ``rect`` (episode saved, screenshot saved...)."""
-    img = theme.font(14).render(text, True, theme.TEXT)
-    box = img.get_rect(midbottom=(rect.centerx, rect.bottom - 10)).inflate(20, 10)
+    """A message at the bottom of ``rect`` (episode saved, screenshot saved...), wrapped to
+    the window's width (a long file name loses its middle, never its ends)."""
+    font = theme.font(14)
+    imgs = [font.render(line, True, theme.TEXT) for line in wrap_lines(text, font, rect.w - 30)]
+    w = max(i.get_width() for i in imgs)
+    h = sum(i.get_height() for i in imgs)
+    box = pygame.Rect(0, 0, w + 20, h + 10)
+    box.midbottom = (rect.centerx, rect.bottom - 10)
     box.clamp_ip(rect)
     pygame.draw.rect(surface, theme.PANEL, box, border_radius=6)
-    surface.blit(img, img.get_rect(center=box.center))
+    y = box.top + 5
+    for img in imgs:
+        surface.blit(img, img.get_rect(midtop=(box.centerx, y)))
+        y += img.get_height()
 
 
 __all__ = [

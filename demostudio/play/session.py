@@ -33,6 +33,7 @@ from demostudio.play.speed import RateLog, Speed
 from demostudio.play.state import CONTROLS, TAKEOVER_CONTROL, Request, SessionState, process_event
 from demostudio.play.timing import RateClock, RateMeter
 from demostudio.play.window import PlayWindow
+from demostudio.ui import theme
 
 TURN_BASED_REDRAW_FPS = 30.0
 # Turn-based keyboard play: holding a key repeats it (pygame key repeat), delay and interval.
@@ -55,11 +56,45 @@ class SessionOptions:
     episodes: int | None = None
     """Stop after this many finished episodes (None: until the player quits)."""
     keep_on_quit: bool = False
-    """Closing the window saves the episode in progress instead of discarding it."""
+    """Closing the window saves the episode in progress without asking (default: it asks, as
+    Esc does, whenever a person's steps would be lost)."""
     screenshots: Path = Path("screenshots")
     """Folder for F12 screenshots."""
     seed: int | None = None
     """First reset seed, then +1 per episode; None draws a fresh seed for each episode."""
+    start_countdown: float = 0.0
+    """Seconds of countdown before the first episode when longer than ``countdown`` (watching
+    an agent: time to take over before it starts)."""
+    hold_at_end: bool = False
+    """After the last of ``episodes``, keep the window on its last frame with a summary until
+    a key (Esc, Enter, Space, Q) or the window is closed (watching an agent)."""
+
+
+class EpisodeLog(NamedTuple):
+    """One episode of a session, for the summary printed at the end."""
+
+    number: int
+    steps: int
+    episode_return: float
+    how: str
+    """"ended", "timed out", "ended early", "saved at quit", "not saved" (quit or restarted
+    while recording) or "stopped" (quit, nothing recorded)."""
+    path: Path | None
+    """The saved file (None: not recorded, discarded, or still being written)."""
+    person_steps: int
+    """Steps a person drove (keyboard play: all of them; watching: the take-overs)."""
+    controller: str
+
+    def driver(self) -> str:
+        """Who drove: "you", "the agent (NAME)" or both with the person's share."""
+        if self.controller == "keyboard":
+            return "you"
+        agent = f"the agent ({self.controller})"
+        if self.person_steps == 0:
+            return agent
+        if self.person_steps >= self.steps:
+            return "you (took over)"
+        return f"{agent} and you ({self.person_steps} of {self.steps} steps)"
 
 
 class PlayResult(NamedTuple):
@@ -69,6 +104,8 @@ class PlayResult(NamedTuple):
     """Episodes finished (ended by the env or by End), saved or not."""
     discarded: int
     """Episodes thrown away (Backspace, or in progress at quit)."""
+    log: tuple[EpisodeLog, ...] = ()
+    """Every episode played (finished, saved at quit, or thrown away), in order."""
 
 
 class PlaySession:
@@ -103,9 +140,16 @@ class PlaySession:
         self._person = self.state.person
         self.meter = RateMeter()
         self.finished = False
+        self.quitting = False
+        """The person quit (Esc, the window closed) rather than the episodes running out."""
         self.episodes_done = 0
         self.discarded = 0
         self.resets = 0
+        self.person_steps = 0
+        """Steps of the episode in progress that a person drove."""
+        self.log: list[EpisodeLog] = []
+        self.holding = False
+        """The session's episodes are done and the window holds (``hold_at_end``)."""
         self.obs: Any = None
         self.info: dict = {}
         self.last_reward: float | None = None
@@ -135,12 +179,24 @@ class PlaySession:
         self.last_reward = None
         self.last_action = None
         self.state.turns.clear()
+        self.person_steps = 0
         now = time.perf_counter()
-        self.countdown_end = now + self.opts.countdown if self.opts.countdown > 0 else None
+        wait = self.opts.countdown
+        if self.resets == 1:
+            wait = max(wait, self.opts.start_countdown)
+        self.countdown_end = now + wait if wait > 0 else None
         self.meter.reset()
+
+    def _controller_name(self) -> str:
+        return str(getattr(self.controller, "name", "?"))
+
+    def _log(self, steps: int, ret: float, how: str, path: Path | None) -> None:
+        number, who = len(self.log) + 1, self._controller_name()
+        self.log.append(EpisodeLog(number, steps, ret, how, path, self.person_steps, who))
 
     def _episode_over(self, path: Path | None, steps: int, ret: float, how: str) -> None:
         self.episodes_done += 1
+        self._log(steps, ret, how, path)
         where = f" -> {path.name}" if path is not None else ""
         self._say(f"Episode {self.episodes_done} {how}: {steps} steps, return {ret:.4g}{where}")
         if self.opts.episodes is not None and self.episodes_done >= self.opts.episodes:
@@ -168,6 +224,8 @@ class PlaySession:
         """One env step with the controller's action (``by_hand``: a frame advance)."""
         self._note_step(by_hand)
         action = self.controller.act(self.env, self.obs)
+        if self._drives_person():
+            self.person_steps += 1
         keys = getattr(self.controller, "last_keys", ())
         self.env.set_keys(keys)
         steps_before, ret_before = self.steps, float(self.env.episode_return)
@@ -194,6 +252,7 @@ class PlaySession:
         """Discard the episode in progress (nothing saved) and start a new one."""
         if self.steps > 0:
             self.discarded += 1
+            self._log(self.steps, float(self.env.episode_return), "not saved", None)
         self.env.discard_episode()
         self._say("Episode discarded; restarting")
         self.new_episode()
@@ -201,14 +260,43 @@ class PlaySession:
     def quit(self, keep: bool) -> None:
         if self.steps > 0 and keep:
             steps, ret = self.steps, float(self.env.episode_return)
-            self.env.end_episode(keep=True)
+            path = self.env.end_episode(keep=True)
             self.episodes_done += 1
+            self._log(steps, ret, "saved at quit", path)
             self._say(f"Saved the episode in progress: {steps} steps, return {ret:.4g}")
         else:
             if self.steps > 0:
                 self.discarded += 1
+                how = "not saved" if getattr(self.env, "recording", False) else "stopped"
+                self._log(self.steps, float(self.env.episode_return), how, None)
             self.env.discard_episode()
         self.finished = True
+        self.quitting = True
+
+    def _drives_person(self) -> bool:
+        """The step being played is a person's: keyboard play, or a take-over."""
+        actor = getattr(self.controller, "actor", None)
+        if actor is not None:
+            return str(actor).startswith("person:")
+        return self._controller_name() == "keyboard"
+
+    def worth_asking(self) -> bool:
+        """Quitting now would lose a person's steps: an episode in progress is being recorded
+        and a person drove some of it (keyboard play: any step; watching an agent: a
+        take-over). Then Esc and closing the window ask first."""
+        recording = bool(getattr(self.env, "recording", False))
+        return recording and self.steps > 0 and self.person_steps > 0
+
+    def ask_to_quit(self) -> None:
+        """Esc or the window closed: ask when a person's steps would be lost, else quit (an
+        agent's unfinished episode is not saved)."""
+        if self.opts.keep_on_quit:
+            self.quit(True)
+        elif self.worth_asking():
+            self.state.confirm_quit = True
+            self.state.help = False  # the question shows above everything else
+        else:
+            self.quit(False)
 
     def step_once(self) -> None:
         """Frame advance (paused): one step with the keys held now, recorded like any step."""
@@ -247,7 +335,7 @@ class PlaySession:
         elif request is Request.END_EPISODE:
             self.end_now()
         elif request is Request.QUIT:
-            self.quit(self.opts.keep_on_quit)
+            self.ask_to_quit()
         elif request is Request.QUIT_KEEP:
             self.quit(True)
         elif request is Request.QUIT_DISCARD:
@@ -255,7 +343,8 @@ class PlaySession:
         elif request is Request.SCREENSHOT:
             self.screenshot()
         elif request is Request.ZOOM_IN:
-            self.window.zoom_in()
+            if not self.window.zoom_in():
+                self._say("The window is as large as the screen allows")
         elif request is Request.ZOOM_OUT:
             self.window.zoom_out()
         elif request is Request.STEP_ONCE:
@@ -275,10 +364,11 @@ class PlaySession:
         return getattr(self.controller, "name", "") == "keyboard" or self.state.person
 
     def handle_events(self, events: list[pygame.event.Event]) -> None:
-        for event in events:
+        for event in events:  # each event's requests before the next event (X, then D)
             process_event(
                 self.state, event, self.game_keys, self.opts.turn_based, self.person_drives
             )
+            self._carry_out()
         if self.state.person != self._person:
             self._person = self.state.person
             self._say(
@@ -289,14 +379,16 @@ class PlaySession:
         if self.state.resize is not None:
             self.window.resize(*self.state.resize)
             self.state.resize = None
+
+    def _carry_out(self) -> None:
         for request in self.state.take_requests():
             if self.finished:
                 break
             self._handle(request)
-        if self.state.confirm_quit and self.steps == 0 and not self.finished:
-            # Nothing would be lost: quit without asking.
+        if self.state.confirm_quit and not self.finished and not self.worth_asking():
+            # Esc, and nothing of a person's would be lost: quit without asking.
             self.state.confirm_quit = False
-            self.quit(False)
+            self.ask_to_quit()
 
     def tick(self) -> bool:
         """One iteration of the loop; False once the session is over."""
@@ -336,23 +428,48 @@ class PlaySession:
             self.new_episode()
             while self.tick():
                 pass
+            if self.opts.hold_at_end and self.episodes_done and not self.quitting:
+                self.hold()
         finally:
             if repeat and pygame.display.get_init():
                 pygame.key.set_repeat()
             self.close()
         return self.result()
 
+    HOLD_KEYS = frozenset({"escape", "return", "[enter]", "space", "q"})
+
+    def hold(self) -> None:
+        """Keep the window on the last frame with the session's summary until one of
+        :attr:`HOLD_KEYS` is pressed or the window is closed."""
+        self.holding = True
+        self.state.paused = self.state.help = self.state.confirm_quit = False
+        self.clock.set_fps(TURN_BASED_REDRAW_FPS)
+        while True:
+            for event in pygame.event.get():
+                if event.type == pygame.QUIT:
+                    return
+                if event.type == pygame.KEYDOWN and pygame.key.name(event.key) in self.HOLD_KEYS:
+                    return
+                if event.type == pygame.VIDEORESIZE:
+                    self.window.resize(int(event.w), int(event.h))
+            self.draw()
+            self.clock.wait()
+
     def close(self) -> None:
-        """Leave nothing half-done: an episode still open is kept or discarded per
-        ``keep_on_quit`` (an interrupted session), then the env is closed."""
+        """Leave nothing half-done: an episode still open (an interrupted session, e.g.
+        Ctrl-C) is kept when ``keep_on_quit`` or when a person drove in it (it cannot be
+        asked about), else discarded; then the env is closed."""
         if not self.finished and getattr(self.env, "recording", False):
-            keep = self.opts.keep_on_quit and self.steps > 0
-            self.env.end_episode(keep=keep)
+            keep = self.steps > 0 and (self.opts.keep_on_quit or self.worth_asking())
+            steps, ret = self.steps, float(self.env.episode_return)
+            path = self.env.end_episode(keep=keep)
+            if steps > 0:
+                self._log(steps, ret, "saved at quit" if keep else "not saved", path)
         self.finished = True
         close_env(self.env)
 
     def result(self) -> PlayResult:
-        return PlayResult(list(self.env.saved), self.episodes_done, self.discarded)
+        return PlayResult(list(self.env.saved), self.episodes_done, self.discarded, tuple(self.log))
 
     # ---- drawing -------------------------------------------------------------------------------
 
@@ -400,7 +517,7 @@ class PlaySession:
             recording=bool(getattr(self.env, "recording", False)),
             paused=self.state.paused,
             turn_based=self.opts.turn_based,
-            episode=self.episodes_done + 1,
+            episode=self.episodes_done + (0 if self.holding else 1),
             saved=len(self.env.saved),
             step=self.steps,
             episode_return=float(self.env.episode_return),
@@ -411,7 +528,7 @@ class PlaySession:
             lives=self._lives(),
             input=self._input_text(),
             blink=int(now * 2) % 2 == 0,
-            control=self._control_text(),
+            control="" if self.holding else self._control_text(),
             person=self.state.person,
         )
 
@@ -432,14 +549,31 @@ class PlaySession:
             first = f"no key held: action {noop}" + (f" ({label})" if label else "")
         return [first, f"key map: {self.keymap.source}"]
 
+    def _summary_lines(self, most: int = 6) -> list[str]:
+        """The hold screen's lines: the last ``most`` episodes, then how to leave."""
+        lines = [
+            f"{e.number}: return {e.episode_return:.4g}, {e.steps} steps, {e.driver()}"
+            + ("" if e.how in ("ended", "timed out") else f" ({e.how})")
+            for e in self.log[-most:]
+        ]
+        if len(self.log) > most:
+            lines.insert(0, f"... {len(self.log) - most} earlier episode(s)")
+        saved = len(self.env.saved)
+        if getattr(self.env, "directory", None) is not None and saved:
+            lines.append(f"{saved} saved (the terminal lists the files)")
+        lines.append("Esc / Enter / Space or closing the window: exit")
+        return lines
+
     def draw(self) -> None:
         w = self.window
         w.draw_frame(self.env.last_frame)
         surface, rect = w.surface, w.frame_rect
         hud.draw_hud(surface, w.hud_rect, self.hud_info())
         now = time.perf_counter()
-        if self.countdown_end is not None and not self.state.help:
-            hud.draw_countdown(surface, rect, self.countdown_end - now, self.episodes_done + 1)
+        if self.countdown_end is not None and not self.state.help and not self.holding:
+            hint = "T: take over from the agent" if self.state.can_take_over else ""
+            left = self.countdown_end - now
+            hud.draw_countdown(surface, rect, left, self.episodes_done + 1, hint)
         if self.state.paused and not self.state.help:
             hud.draw_banner(
                 surface,
@@ -452,16 +586,20 @@ class PlaySession:
                 ],
             )
         if self.state.confirm_quit:
+            yours = "" if self.person_steps >= self.steps else f", {self.person_steps} yours"
             hud.draw_banner(
                 surface,
-                rect,
+                w.game_rect,
                 "Quit?",
                 [
-                    f"Enter: save this episode ({self.steps} steps) and quit",
-                    "Esc: discard it and quit",
-                    "any other key: keep playing",
+                    f"Enter / S: save this episode ({self.steps} steps{yours}) and quit",
+                    "D: discard it and quit",
+                    "Esc or any other key: back to the game",
+                    "closing the window again: save it and quit",
                 ],
             )
+        if self.holding:
+            hud.draw_banner(surface, w.game_rect, "Done", self._summary_lines(), theme.ACCENT)
         if self.state.help:
             rows = self.keymap.help_rows() if self.keymap is not None else []
             title = f"Keys: {self.keymap.name or self.opts.env_id}" if self.keymap else "Keys"
@@ -472,4 +610,4 @@ class PlaySession:
         w.flip()
 
 
-__all__ = ["PlayResult", "PlaySession", "SessionOptions"]
+__all__ = ["EpisodeLog", "PlayResult", "PlaySession", "SessionOptions"]

@@ -18,7 +18,9 @@ P / Pause          pause / resume (nothing is recorded while paused)
 T                  take over from the agent / hand control back (watching an agent)
 Backspace          discard this episode and restart (nothing saved)
 End                end this episode now and save it (marked truncated)
-Esc                quit: asks whether to save the episode in progress
+Esc / close (X)    quit: asks whether to save the episode in progress (Enter/S save, D
+                   discards, Esc or any other key goes back to the game; closing the window
+                   again saves and quits)
 F12                screenshot of the window
 + / -              zoom the window (any resize keeps the game's aspect)
 =================  ===========================================================
@@ -35,7 +37,7 @@ import pygame
 class Request(Enum):
     RESTART = "discard the episode and restart"
     END_EPISODE = "end the episode now and save it"
-    QUIT = "quit (window closed): keep or discard as configured"
+    QUIT = "quit (window closed): ask, or keep as configured"
     QUIT_KEEP = "quit, saving the episode in progress"
     QUIT_DISCARD = "quit, discarding the episode in progress"
     SCREENSHOT = "save a screenshot"
@@ -53,7 +55,7 @@ CONTROLS: tuple[tuple[str, str], ...] = (
     ("[ / ]", "slower / faster (rate in the HUD, kept in the file)"),
     ("Backspace", "discard this episode and restart"),
     ("End", "end this episode now and save it (truncated)"),
-    ("Esc", "quit (asks whether to save the episode in progress)"),
+    ("Esc / close", "quit (asks whether to save the episode in progress)"),
     ("F12", "screenshot"),
     ("+ / -", "zoom the window"),
 )
@@ -69,7 +71,8 @@ TAKEOVER_CONTROL = ("T", "take over from the agent / hand control back")
 ALWAYS_CONTROLS = frozenset({"f1", "escape", "backspace", "end", "f12"})
 """Keys that stay controls even when a key map binds them."""
 CONFIRM_KEEP_KEYS = frozenset({"return", "s", "y", "[enter]"})
-CONFIRM_DISCARD_KEYS = frozenset({"escape", "q", "n"})
+CONFIRM_DISCARD_KEYS = frozenset({"d"})
+"""Discarding takes this explicit key: Esc (twice, a "get me out" reflex) goes back to the game."""
 
 
 @dataclass
@@ -86,7 +89,8 @@ class SessionState:
     server, or mid-way through being created, does not pause on a focus loss)."""
     help: bool = False
     confirm_quit: bool = False
-    """The quit prompt is showing (Enter saves, Esc discards, any other key resumes)."""
+    """The quit prompt is showing (Enter/S saves, D discards, closing the window again saves,
+    Esc or any other key goes back to the game)."""
     requests: list[Request] = field(default_factory=list)
     resize: tuple[int, int] | None = None
     """A new window size asked for by the window manager, not yet applied."""
@@ -160,7 +164,11 @@ def process_event(
     press in ``state.turns``; ``pause_on_focus_loss`` pauses when the window loses focus
     (keyboard play: the player is elsewhere)."""
     if event.type == pygame.QUIT:
-        state.requests.append(Request.QUIT)
+        if state.confirm_quit:  # closed again while asking: keep the episode, never lose it
+            state.confirm_quit = False
+            state.requests.append(Request.QUIT_KEEP)
+        else:
+            state.requests.append(Request.QUIT)
     elif event.type == pygame.KEYDOWN:
         name = key_of(event)
         if state.confirm_quit:

@@ -12,6 +12,7 @@ import pygame
 from demostudio.play.hud import HUD_HEIGHT
 from demostudio.play.icon import set_window_icon
 from demostudio.ui import theme
+from demostudio.ui.display import desktop_room, keep_on_screen
 
 MIN_WIDTH = 520
 ZOOM_STEP = 0.25
@@ -41,7 +42,8 @@ class PlayWindow:
         self.frame_w, self.frame_h = int(frame_w), int(frame_h)
         pygame.display.set_caption(caption)
         set_window_icon()
-        self.zoom = default_zoom(frame_w, frame_h) if zoom is None else float(zoom)
+        wanted = default_zoom(frame_w, frame_h) if zoom is None else float(zoom)
+        self.zoom = min(wanted, self.max_zoom())
         self.surface = self._set_size(*self._size_for_zoom(self.zoom))
         self._scaled: pygame.Surface | None = None
 
@@ -54,7 +56,17 @@ class PlayWindow:
 
     def _set_size(self, w: int, h: int) -> pygame.Surface:
         self.surface = pygame.display.set_mode((w, h), pygame.RESIZABLE)
+        keep_on_screen()
         return self.surface
+
+    def max_zoom(self) -> float:
+        """The largest zoom whose window (HUD included) fits the desktop, leaving room for a
+        title bar and panel (at least :data:`ZOOM_MIN`, at most :data:`ZOOM_MAX`)."""
+        room = desktop_room()
+        if room is None:
+            return ZOOM_MAX
+        fit = min(room[0] / self.frame_w, (room[1] - HUD_HEIGHT) / self.frame_h)
+        return max(ZOOM_MIN, min(ZOOM_MAX, fit))
 
     @property
     def hud_rect(self) -> pygame.Rect:
@@ -76,14 +88,19 @@ class PlayWindow:
         return pygame.Rect(area.centerx - w // 2, area.centery - h // 2, w, h)
 
     def set_zoom(self, zoom: float) -> None:
-        self.zoom = min(ZOOM_MAX, max(ZOOM_MIN, zoom))
+        self.zoom = min(ZOOM_MAX, self.max_zoom(), max(ZOOM_MIN, zoom))
         self._set_size(*self._size_for_zoom(self.zoom))
 
-    def zoom_in(self) -> None:
+    def zoom_in(self) -> bool:
+        """One zoom step larger; False when the window already fills the desktop."""
+        before = self.surface.get_size()
         self.set_zoom(self.zoom + ZOOM_STEP)
+        return self.surface.get_size() != before
 
-    def zoom_out(self) -> None:
+    def zoom_out(self) -> bool:
+        before = self.surface.get_size()
         self.set_zoom(self.zoom - ZOOM_STEP)
+        return self.surface.get_size() != before
 
     def resize(self, w: int, h: int) -> None:
         """Follow a window-manager resize; the frame keeps its aspect (letterboxed)."""

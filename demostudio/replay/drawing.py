@@ -11,6 +11,7 @@ from demostudio.ui import theme
 from .controls import help_lines
 from .dialogs import draw_dialog
 from .framecache import fit_size
+from .listpanel import verify_mark
 from .overlay import describe_frame, format_time, format_value, quality_lines, render_overlay
 
 if TYPE_CHECKING:
@@ -21,7 +22,7 @@ def draw_viewer(v: Viewer) -> None:
     screen = v.screen
     screen.fill(theme.BACKGROUND)
     if v.layout.list is not None:
-        v.episode_list.draw(screen, v.catalog, v.quality)
+        v.episode_list.draw(screen, v.catalog, v.quality, v.verify_results)
     _draw_frame(v)
     if v.episode is not None and v.playback is not None:
         v.timeline.draw(
@@ -92,9 +93,12 @@ def _draw_frame(v: Viewer) -> None:
             v.screen, area, ["recorded without frames", f"observation {obs}"], theme.TEXT_DIM
         )
     if v.state.show_overlay:
-        key = (id(ep), i, v.catalog.version)
+        verified = v.verify_results.get(ep.path)
+        key = (id(ep), i, v.catalog.version, id(verified))
         if key != v._overlay_key:
             lines = describe_frame(ep, i) + quality_lines(v.quality.get(ep.path))
+            if verified is not None:
+                lines.append(verify_mark(verified, long=True))
             v._overlay_image = render_overlay(lines)
             v._overlay_key = key
         if v._overlay_image is not None:
@@ -104,14 +108,17 @@ def _draw_frame(v: Viewer) -> None:
 def _overlay_position(
     area: pygame.Rect, picture: pygame.Rect, overlay: pygame.Surface
 ) -> tuple[int, int]:
-    """Beside the picture where there is room (Atari frames leave margins), else over its
-    top-left corner."""
+    """Beside the picture where there is room (Atari frames leave margins), else inside its
+    top-left corner: the panel lies wholly on the picture or wholly beside it, never across
+    its edge (where half of it would vanish against the margin)."""
     width = overlay.get_width() + 20
     if picture.x - area.x >= width:
         return picture.x - width + 10, picture.y
     if area.right - picture.right >= width:
         return picture.right + 10, picture.y
-    return area.x + 10, area.y + 10
+    box = overlay.get_rect(topleft=(picture.x + 10, picture.y + 10))
+    box.clamp_ip(area)
+    return box.topleft
 
 
 def _draw_status(v: Viewer) -> None:

@@ -5,10 +5,12 @@ open it, scroll with the wheel."""
 from __future__ import annotations
 
 from datetime import datetime
+from pathlib import Path
 
 import pygame
 
 from demostudio.episode.quality import EpisodeQuality
+from demostudio.episode.verify import VerifyResult
 from demostudio.ui import theme
 
 from .catalog import Catalog, Entry
@@ -34,15 +36,18 @@ def _fit(text: str, font: pygame.font.Font, width: int) -> str:
     return text + "..."
 
 
-def _split_error(text: str, font: pygame.font.Font, width: int) -> list[str]:
-    """An error over two lines (the second cut with "..." if still too long)."""
-    if font.size(text)[0] <= width:
-        return [text]
-    cut = len(text)
-    while cut > 1 and font.size(text[:cut])[0] > width:
-        space = text.rfind(" ", 0, cut - 1)
-        cut = space if space > 0 else cut - 1
-    return [text[:cut], text[cut:].lstrip()]
+def _split_error(text: str, font: pygame.font.Font, width: int, lines: int = 3) -> list[str]:
+    """An error over up to ``lines`` lines, broken at spaces (the last cut with "..." if
+    still too long)."""
+    out: list[str] = []
+    while len(out) < lines - 1 and font.size(text)[0] > width:
+        cut = len(text)
+        while cut > 1 and font.size(text[:cut])[0] > width:
+            space = text.rfind(" ", 0, cut - 1)
+            cut = space if space > 0 else cut - 1
+        out.append(text[:cut])
+        text = text[cut:].lstrip()
+    return [*out, text]
 
 
 def row_lines(entry: Entry) -> tuple[str, str, str]:
@@ -56,6 +61,16 @@ def row_lines(entry: Entry) -> tuple[str, str, str]:
     tags = f"  [{', '.join(s.tags)}]" if s.tags else ""
     facts = f"return {s.total_return:.4g}  length {s.length}  {s.player or '-'}"
     return s.env_id + tags, facts, f"{_when(s.recorded_at)}  {name.removesuffix('.h5')}"
+
+
+def verify_mark(result: VerifyResult, long: bool = False) -> str:
+    """What V found, kept on the episode's row and in the overlay: "verified" or "DIVERGES
+    at step N" (``long``: with the field and the steps re-simulated)."""
+    if result.ok:
+        return f"verified: {result.steps_checked} steps match" if long else "verified"
+    d = result.divergence
+    where = "at reset" if d.step < 0 else f"at step {d.step}"
+    return f"DIVERGES {where} in {d.field} (J jumps there)" if long else f"DIVERGES {where}"
 
 
 def quality_line(q: EpisodeQuality | None) -> str:
@@ -97,8 +112,16 @@ class EpisodeList:
         index = self.scroll + (pos[1] - self.rect.y - HEADER_HEIGHT) // ROW_HEIGHT
         return index if 0 <= index < total else None
 
-    def draw(self, surface: pygame.Surface, catalog: Catalog, quality: QualityScan) -> None:
-        """Blit the list, re-rendering it only when it changed."""
+    def draw(
+        self,
+        surface: pygame.Surface,
+        catalog: Catalog,
+        quality: QualityScan,
+        verified: dict[Path, VerifyResult] | None = None,
+    ) -> None:
+        """Blit the list, re-rendering it only when it changed (``verified``: the results of
+        V so far, marked on their rows)."""
+        verified = verified or {}
         key = (
             self.rect.size,
             self.scroll,
@@ -106,14 +129,21 @@ class EpisodeList:
             catalog.version,
             len(catalog),
             quality.version,
+            tuple((p, id(r)) for p, r in verified.items()),
         )
         if self._cache is None or key != self._key:
             self._cache = pygame.Surface(self.rect.size)
-            self._render(self._cache, catalog, quality)
+            self._render(self._cache, catalog, quality, verified)
             self._key = key
         surface.blit(self._cache, self.rect.topleft)
 
-    def _render(self, surface: pygame.Surface, catalog: Catalog, quality: QualityScan) -> None:
+    def _render(
+        self,
+        surface: pygame.Surface,
+        catalog: Catalog,
+        quality: QualityScan,
+        verified: dict[Path, VerifyResult],
+    ) -> None:
         area = surface.get_rect()
         pygame.draw.rect(surface, theme.PANEL, area)
         bad = sum(not e.ok for e in catalog.entries)
@@ -143,9 +173,15 @@ class EpisodeList:
                 image = fact_font.render(_fit(line, fact_font, width), True, dim)
                 surface.blit(image, (row.x + 8, row.y + 23 + n * 16))
             extra = quality_line(quality.get(entry.path)) if entry.ok else ""
+            result = verified.get(entry.path) if entry.ok else None
+            if result is not None:
+                extra = f"{verify_mark(result)}  {extra}".strip()
             if extra:
                 q = quality.get(entry.path)
                 color = theme.WARN if q is not None and q.flags else theme.TEXT_DIM
+                if result is not None:
+                    color = theme.BAD if not result.ok else color
+                    color = theme.GOOD if result.ok and color is theme.TEXT_DIM else color
                 image = fact_font.render(_fit(extra, fact_font, width), True, color)
                 surface.blit(image, (row.x + 8, row.y + 23 + 2 * 16))
         if not catalog.entries:

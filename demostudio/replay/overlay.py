@@ -119,6 +119,7 @@ def render_overlay(lines: list[str]) -> pygame.Surface | None:
     height = sum(im.get_height() for im in images) + 12
     panel = pygame.Surface((width, height), pygame.SRCALPHA)
     panel.fill((*theme.BACKGROUND, 200))
+    pygame.draw.rect(panel, (*theme.PANEL_LIGHT, 255), panel.get_rect(), width=1)
     y = 6
     for im in images:
         panel.blit(im, (8, y))

@@ -104,14 +104,17 @@ class Playback:
         self.seek(self.frame)
 
     def set_in(self) -> None:
+        """Mark the range's start here; after the out mark, the two swap (the range is
+        the frames between them either way)."""
         self.mark_in = self.frame
         if self.mark_out is not None and self.mark_out < self.mark_in:
-            self.mark_out = None
+            self.mark_in, self.mark_out = self.mark_out, self.mark_in
 
     def set_out(self) -> None:
+        """Mark the range's end here; before the in mark, the two swap."""
         self.mark_out = self.frame
         if self.mark_in is not None and self.mark_in > self.mark_out:
-            self.mark_in = None
+            self.mark_in, self.mark_out = self.mark_out, self.mark_in
 
     def clear_marks(self) -> None:
         self.mark_in = self.mark_out = None

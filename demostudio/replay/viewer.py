@@ -17,6 +17,7 @@ from demostudio.episode import EpisodeError, VerifyResult, update_metadata
 from demostudio.episode.trim import trim_episode
 from demostudio.export import FrameRange, default_output, export_episode, save_png
 from demostudio.ui import theme
+from demostudio.ui.display import fit_to_desktop, keep_on_screen
 from demostudio.ui.settings import derived_output_folder
 
 from .catalog import Catalog
@@ -35,6 +36,8 @@ from .verify_process import VerifyProcess
 
 MAX_FPS = 60
 MESSAGE_SECONDS = 6.0
+MIN_SIZE = (640, 420)
+"""The smallest window the viewer opens at (on a desktop smaller than its 1280x800)."""
 RESCAN_INTERVAL_S = 2.0
 """How often the viewer looks for episodes added to or removed from its folders."""
 
@@ -48,7 +51,8 @@ class Viewer:
         export_dir: Path = Path("exports"),
     ):
         pygame.init()
-        self.screen = pygame.display.set_mode(size, pygame.RESIZABLE)
+        self.screen = pygame.display.set_mode(fit_to_desktop(size, MIN_SIZE), pygame.RESIZABLE)
+        keep_on_screen()  # the launcher's window, re-used at its position, may stick out
         pygame.display.set_caption("DemoStudio replay")
         pygame.key.set_repeat(300, 30)
         pygame.key.stop_text_input()

@@ -12,6 +12,8 @@ PANEL_LIGHT = (52, 56, 66)
 TEXT = (225, 228, 235)
 TEXT_DIM = (140, 146, 160)
 ACCENT = (90, 160, 255)
+SELECTION = (40, 78, 140)
+"""Behind selected text (a launcher field after Ctrl+A or a click)."""
 GOOD = (90, 200, 120)
 WARN = (240, 190, 70)
 BAD = (235, 80, 80)

@@ -86,9 +86,14 @@ def test_play_that_saves_nothing_leaves_no_folder(tmp_path):
     import pygame
 
     out = tmp_path / "recs"
-    pygame.time.set_timer(pygame.QUIT, 200, 1)
-    args = ["--countdown", "0", "--fps", "1"]  # the window closes before the first step
-    rc = main(["play", "CartPole-v1", "--out", str(out), *args])
+    pygame.time.set_timer(pygame.QUIT, 200, 1)  # closing the window asks (one step played)
+    discard = pygame.event.Event(pygame.KEYDOWN, key=pygame.K_d, mod=0, scancode=0, unicode="d")
+    pygame.time.set_timer(discard, 400, 1)  # D: discard it and quit
+    args = ["--countdown", "0", "--fps", "1"]
+    try:
+        rc = main(["play", "CartPole-v1", "--out", str(out), *args])
+    finally:
+        pygame.time.set_timer(discard, 0)
     assert rc == 0
     assert not out.exists()
 

@@ -9,6 +9,7 @@ import pygame
 import pytest
 
 import demostudio.replay
+from demostudio.assets import SAMPLE_DEMOS
 from demostudio.launcher import Launcher
 from demostudio.launcher import window as launcher_window
 from demostudio.launcher.games import BUNDLED_GAMES, count_recordings
@@ -114,10 +115,68 @@ def test_open_replay_on_a_folder(tmp_path, viewer):
 
 def test_replay_of_a_missing_folder_is_an_error_line(tmp_path, viewer):
     launcher = Launcher(tmp_path)
-    tap(pygame.K_r, mod=pygame.KMOD_CTRL)
+    tap(pygame.K_r, mod=pygame.KMOD_CTRL)  # a fresh user: no recordings of CartPole yet
     assert pump(launcher)
     assert viewer == []
-    assert launcher.state.status_error and "no such folder" in launcher.state.status
+    status = launcher.state.status
+    assert launcher.state.status_error and status.startswith("No recordings of CartPole-v1 yet")
+    assert str(SAMPLE_DEMOS / "CartPole-v1") in status  # the shipped samples
+    click(launcher.layout.folder_field.center)
+    type_text(str(tmp_path / "typo"))  # the click selected the folder: typing replaces it
+    tap(pygame.K_r, mod=pygame.KMOD_CTRL)
+    assert pump(launcher)
+    assert launcher.state.status == f"{tmp_path / 'typo'}: no such folder or file"
+
+
+def test_click_or_ctrl_a_selects_a_fields_text_and_typing_replaces_it(tmp_path, games):
+    launcher = Launcher(tmp_path)
+    lay = launcher.layout
+    tap(pygame.K_DOWN, mod=0)  # pick MountainCar-v0
+    click(lay.env_field.center)
+    type_text("CartPole-v1")  # not appended to the picked id
+    assert pump(launcher)
+    assert launcher.state.env_text == "CartPole-v1"
+    tap(pygame.K_DOWN)  # focus stays in the field: no game is picked by the arrows
+    type_text("x")
+    assert pump(launcher)
+    assert launcher.state.env_text == "CartPole-v1x"
+    assert launcher.state.picked is None  # no row stays highlighted for a typed id
+    tap(pygame.K_a, mod=pygame.KMOD_CTRL)
+    type_text("Acrobot-v1")
+    assert pump(launcher)
+    assert launcher.state.env_text == "Acrobot-v1" and launcher.state.picked.title == "Acrobot"
+    tap(pygame.K_a, mod=pygame.KMOD_CTRL)
+    tap(pygame.K_BACKSPACE)  # Backspace clears the selected text
+    assert pump(launcher)
+    assert launcher.state.env_text == ""
+
+
+def test_a_leftover_partial_is_pointed_out_with_recover(tmp_path):
+    folder = tmp_path / "MountainCar-v0"
+    folder.mkdir()
+    (folder / "20260101-000000-000-abcd.h5.partial").write_bytes(b"")
+    launcher = Launcher(tmp_path)
+    assert launcher.partials["MountainCar-v0"] == 1 and launcher.counts["MountainCar-v0"] == 0
+    status = launcher.state.status
+    assert "1 unfinished recording(s) of MountainCar-v0" in status
+    assert f"demostudio recover {folder}" in status
+    launcher.draw()
+
+
+def test_long_status_lines_wrap_inside_the_window(tmp_path):
+    from demostudio.launcher import view
+    from demostudio.ui import theme
+
+    launcher = Launcher(tmp_path)
+    long = tmp_path / ("very-long-folder-name-" * 6) / "MountainCar-v0"
+    launcher.state.say(f"{long}: no such folder or file", error=True)
+    launcher.draw()
+    width = launcher.surface.get_width() - launcher.layout.replay_button.left - view.PAD
+    lines = view._wrap(launcher.state.status, width, 13)
+    assert len(lines) > 2 and "".join(lines).replace(" ", "") == launcher.state.status.replace(
+        " ", ""
+    )
+    assert all(theme.font(13).size(line)[0] <= width for line in lines)
 
 
 def test_unknown_env_is_reported_not_raised(tmp_path):

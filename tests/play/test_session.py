@@ -71,7 +71,7 @@ def test_discard_leaves_no_file(tmp_path):
     assert s.steps == 1  # a fresh episode is under way
     assert not [n for n in folder_files(s) if n.endswith(".h5")]
     tap(pygame.K_ESCAPE)
-    tap(pygame.K_ESCAPE)  # quit prompt: Esc discards
+    tap(pygame.K_d)  # quit prompt: D discards
     assert not s.tick()
     s.close()
     assert folder_files(s) == []
@@ -84,7 +84,7 @@ def test_quit_keeps_finished_episodes_and_discards_the_one_in_progress(tmp_path)
     tap(pygame.K_ESCAPE)
     s.tick()
     assert s.state.confirm_quit and s.steps == 2  # nothing stepped while asking
-    tap(pygame.K_ESCAPE)
+    tap(pygame.K_d)
     assert not s.tick()
     s.close()
     files = find_episodes(s.env.directory)
@@ -101,6 +101,66 @@ def test_quit_can_keep_the_episode_in_progress(tmp_path):
     assert not s.tick()
     s.close()
     assert [read_summary(p).length for p in find_episodes(s.env.directory)] == [5, 2]
+
+
+def close_window() -> None:
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+
+
+def test_closing_the_window_asks_like_escape_and_escape_goes_back(tmp_path):
+    s = session(tmp_path)
+    ticks(s, 4)
+    close_window()
+    assert s.tick()  # not gone: it asks
+    assert s.state.confirm_quit and s.steps == 4
+    tap(pygame.K_ESCAPE)  # Esc in the prompt: back to the game
+    ticks(s, 3)
+    assert not s.state.confirm_quit and s.steps == 7
+    close_window()
+    s.tick()
+    tap(pygame.K_RETURN)  # Enter: save and quit
+    assert not s.tick()
+    s.close()
+    assert [read_summary(p).length for p in s.env.saved] == [7]
+    assert s.result().log[-1].how == "saved at quit"
+
+
+def test_closing_the_window_twice_keeps_the_episode(tmp_path):
+    s = session(tmp_path)
+    ticks(s, 5)
+    close_window()
+    s.tick()
+    assert s.state.confirm_quit
+    close_window()  # closed again while asking: keep it and quit, never lose it
+    assert not s.tick()
+    s.close()
+    assert [read_summary(p).length for p in s.env.saved] == [5] and s.discarded == 0
+
+
+def test_closing_the_window_then_d_discards(tmp_path):
+    s = session(tmp_path)
+    ticks(s, 5)
+    close_window()
+    tap(pygame.K_d)  # the same batch of events: the prompt opens, then D answers it
+    assert not s.tick()
+    s.close()
+    assert s.env.saved == [] and s.discarded == 1
+    assert not [n for n in folder_files(s) if n.endswith((".h5", ".partial"))]
+
+
+def test_closing_the_window_with_nothing_recorded_quits_at_once(tmp_path):
+    s = session(tmp_path, record=False)
+    ticks(s, 5)
+    close_window()
+    assert not s.tick()
+    s.close()
+
+
+def test_an_interrupted_session_keeps_the_persons_episode(tmp_path):
+    s = session(tmp_path)
+    ticks(s, 6)
+    s.close()  # e.g. Ctrl-C in the terminal: nobody can be asked
+    assert [read_summary(p).length for p in s.env.wait_saved()] == [6]
 
 
 def test_window_close_follows_keep_on_quit(tmp_path):
@@ -272,3 +332,38 @@ def test_focus_loss_pauses_keyboard_play(tmp_path):
     assert s.steps == 2 and s.state.paused and s.state.held == []
     s.quit(False)
     s.close()
+
+
+def test_the_window_and_its_zoom_fit_the_desktop(tmp_path, monkeypatch):
+    monkeypatch.setattr(pygame.display, "get_desktop_sizes", lambda: [(1280, 800)])
+    s = session(tmp_path, record=False)  # MountainCar: 600x400 frames, zoom 1
+    for _ in range(12):  # + well past the screen
+        tap(pygame.K_EQUALS)
+        s.tick()
+    w, h = s.window.surface.get_size()
+    assert w <= 1280 and h <= 0.9 * 800 and s.window.zoom > 1
+    assert s.message == "The window is as large as the screen allows"
+    assert s.window.frame_rect.bottom <= h and s.window.frame_rect.right <= w
+    s.quit(False)
+    s.close()
+    # an explicit zoom too large for the screen opens fitted
+    monkeypatch.setattr(pygame.display, "get_desktop_sizes", lambda: [(1024, 600)])
+    big = session(tmp_path, record=False, zoom=4.0)
+    assert big.window.surface.get_size()[1] <= 0.9 * 600
+    big.quit(False)
+    big.close()
+
+
+def test_a_long_message_wraps_in_a_narrow_window_and_keeps_the_file_names_ends():
+    from demostudio.play import hud
+    from demostudio.ui import theme
+
+    font = theme.font(14)
+    text = "Episode 1 ended early: 107 steps, return 0 -> 20261126-232858-280-00ae.h5"
+    for width in (520, 300, 150):
+        lines = hud.wrap_lines(text, font, width)
+        assert all(font.size(line)[0] <= width for line in lines)
+        assert lines[0].startswith("Episode 1") and lines[-1].endswith(".h5")
+    assert hud.wrap_lines(text, font, 2000) == [text]
+    surface = pygame.Surface((260, 200))
+    hud.draw_message(surface, surface.get_rect(), text)  # no exception, inside the surface

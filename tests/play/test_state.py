@@ -85,15 +85,22 @@ def test_control_requests():
     assert s.requests == []
 
 
-def test_escape_asks_then_enter_keeps_escape_discards_other_resumes():
+def test_escape_asks_then_enter_keeps_d_discards_escape_and_others_go_back():
     s = feed(SessionState(), key_event(pygame.K_ESCAPE))
     assert s.confirm_quit and s.frozen
     feed(s, key_event(pygame.K_RETURN))
     assert s.take_requests() == [Request.QUIT_KEEP] and not s.confirm_quit
-    feed(s, key_event(pygame.K_ESCAPE), key_event(pygame.K_ESCAPE))
+    feed(s, key_event(pygame.K_ESCAPE), key_event(pygame.K_d))
     assert s.take_requests() == [Request.QUIT_DISCARD]
-    feed(s, key_event(pygame.K_ESCAPE), key_event(pygame.K_x))
+    # Esc twice (a "get me out" reflex) goes back to the game: nothing is thrown away
+    feed(s, key_event(pygame.K_ESCAPE), key_event(pygame.K_ESCAPE))
     assert s.take_requests() == [] and not s.confirm_quit
+    for key in (pygame.K_x, pygame.K_q, pygame.K_n):
+        feed(s, key_event(pygame.K_ESCAPE), key_event(key))
+        assert s.take_requests() == [] and not s.confirm_quit
+    # the window closed while asking: keep the episode and quit
+    feed(s, key_event(pygame.K_ESCAPE), pygame.event.Event(pygame.QUIT))
+    assert s.take_requests() == [Request.QUIT_KEEP] and not s.confirm_quit
     # Esc with help open closes help instead.
     feed(s, key_event(pygame.K_F1), key_event(pygame.K_ESCAPE))
     assert not s.help and not s.confirm_quit

@@ -3,6 +3,7 @@ what the agent is told, what the HUD says and who each recorded step is attribut
 
 from __future__ import annotations
 
+import time
 from types import SimpleNamespace
 
 import numpy as np
@@ -180,7 +181,7 @@ def test_the_file_says_who_acted(tmp_path):
     assert data.summary.takeovers == 1
 
 
-def test_watch_command_takes_over_with_the_player_name(tmp_path, monkeypatch):
+def test_watch_command_takes_over_with_the_player_name(tmp_path, monkeypatch, capsys):
     """``demostudio watch RUN --player`` wires the take-over: the fake agent itself presses T
     (a real posted event) after its third step and hands back after its sixth."""
     from demostudio.cli import main
@@ -218,3 +219,64 @@ def test_watch_command_takes_over_with_the_player_name(tmp_path, monkeypatch):
     assert data.actions.tolist() == [0] * 4 + [2] * 3 + [0] * 3
     assert seen == ["policy:fake", "person:ann", "policy:fake"]
     assert [c for c in agent.calls if c[0] == "taken"] == [("taken", 2)] * 3
+    # the summary: each episode's return, length, who drove and file (nothing waits: the
+    # dummy driver shows no window, so no start countdown and no hold at the end)
+    out = capsys.readouterr().out.splitlines()
+    path = next((rec / "MountainCar-v0").glob("*.h5"))
+    assert out[0] == (
+        f"episode 1: return -10.00  length 10  the agent (policy:fake) and you (3 of 10 steps)"
+        f"  {path}"
+    )
+    assert out[1] == f"1 episode(s) saved in {rec / 'MountainCar-v0'}, 0 not saved"
+
+
+def test_closing_the_window_asks_only_when_the_person_drove(tmp_path):
+    """Watching: an episode the agent alone played is not a person's work (closing the window
+    quits, it is not saved); once the person took over, closing asks as in play, and closing
+    again keeps it."""
+    s, _ = watch_session(tmp_path, FakeAgent())
+    ticks(s, 4)
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    assert not s.tick()
+    s.close()
+    assert s.env.saved == [] and s.result().log[-1].how == "not saved"
+
+    s, _ = watch_session(tmp_path, FakeAgent())
+    ticks(s, 3)
+    tap(pygame.K_t)
+    post_key(pygame.K_RIGHT)
+    ticks(s, 4)
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    assert s.tick() and s.state.confirm_quit  # the person's stretch: asked
+    tap(pygame.K_ESCAPE)  # back to the game
+    ticks(s, 1)
+    assert not s.state.confirm_quit
+    pygame.event.post(pygame.event.Event(pygame.QUIT))
+    pygame.event.post(pygame.event.Event(pygame.QUIT))  # closed again: kept
+    assert not s.tick()
+    s.close()
+    log = s.result().log
+    assert len(s.env.saved) == 1 and log[-1].how == "saved at quit"
+    assert log[-1].person_steps == 5 and log[-1].steps == 8
+    assert log[-1].driver() == "the agent (policy:fake) and you (5 of 8 steps)"
+
+
+def test_hold_at_end_waits_for_a_key_and_shows_the_summary(tmp_path):
+    s = build_controller_session(
+        "MountainCar-v0", FakeAgent(), episodes=2, fps=FAST, env_kwargs={"max_episode_steps": 3}
+    )
+    s.opts.hold_at_end = True
+    s.opts.start_countdown = 0.05
+    s.new_episode()
+    assert s.countdown_end is not None  # time to take over before the agent starts
+    while s.tick():
+        pass
+    assert s.episodes_done == 2 and not s.quitting
+    pygame.time.set_timer(pygame.event.Event(pygame.KEYDOWN, key=pygame.K_SPACE, mod=0), 100, 1)
+    started = time.monotonic()
+    s.hold()  # returns on Space
+    assert 0.05 < time.monotonic() - started < 5
+    lines = s._summary_lines()
+    assert lines[0].startswith("1: return -3, 3 steps, the agent (policy:fake)")
+    assert lines[-1].startswith("Esc / Enter / Space")
+    s.close()

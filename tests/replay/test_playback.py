@@ -91,8 +91,14 @@ def test_in_out_marks_select_a_range():
     pb.set_out()
     assert pb.selection() == (10, 40)
     pb.seek(60)
-    pb.set_in()  # an in mark after the out mark drops the out mark
-    assert pb.selection() == (60, 99)
+    pb.set_in()  # an in mark after the out mark: the marks swap, neither is lost
+    assert pb.selection() == (40, 60)
+    pb.clear_marks()
+    pb.seek(122 - 40)
+    pb.set_in()
+    pb.seek(30)
+    pb.set_out()  # O before I: the range is 30..82, not 0..30
+    assert pb.selection() == (30, 82)
     pb.clear_marks()
     assert pb.selection() == (0, 99)
 

@@ -448,3 +448,30 @@ def test_loop_key_loops_the_range_and_is_kept_across_episodes(viewer):
     assert viewer.playback.playing and viewer.playback.frame == 1
     press(viewer, pygame.K_DOWN)
     assert viewer.playback.loop
+
+
+def test_opens_within_a_small_desktop(viewer_factory, folder, monkeypatch):
+    """A 1280x800 screen: the default 1280x800 window would hide the status bar and the
+    timeline under the screen's edge; it opens fitted, with room for a title bar."""
+    monkeypatch.setattr(pygame.display, "get_desktop_sizes", lambda: [(1280, 800)])
+    v = viewer_factory([folder], size=(1280, 800))
+    w, h = v.screen.get_size()
+    assert w <= 1280 and h <= 0.9 * 800
+    v.draw()
+    assert v.layout.status.bottom == h and v.layout.timeline.bottom <= v.layout.status.top
+    monkeypatch.setattr(pygame.display, "get_desktop_sizes", lambda: [(1366, 768)])
+    v2 = viewer_factory([folder], size=(1280, 800))
+    assert v2.screen.get_size()[1] <= 0.9 * 768
+
+
+def test_the_overlay_lies_wholly_on_the_picture_or_beside_it():
+    from demostudio.replay.drawing import _overlay_position
+
+    overlay = pygame.Surface((230, 170))
+    area = pygame.Rect(0, 0, 1100, 570)  # the list hidden: a 4:3 frame letterboxed
+    picture = pygame.Rect(130, 0, 840, 560)
+    x, y = _overlay_position(area, picture, overlay)
+    assert picture.contains(pygame.Rect(x, y, 230, 170))
+    wide = pygame.Rect(400, 0, 300, 560)  # room beside it (Atari): beside, not across
+    x, y = _overlay_position(area, wide, overlay)
+    assert x + 230 <= wide.x or x >= wide.right

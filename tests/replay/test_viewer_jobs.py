@@ -45,6 +45,36 @@ def test_verify_shows_divergence_and_jumps_there(viewer_factory, episodes):
     assert v.divergence_frame() == 11
 
 
+def test_verify_results_stay_on_the_rows_and_in_the_overlay(viewer_factory, episodes, monkeypatch):
+    """After the status message is gone the list still says which episodes verified and
+    which diverged, and the overlay says it for the episode shown."""
+    with h5py.File(episodes[1], "r+") as f:
+        f["rewards"][10] = 5.0
+    v = first_episode(viewer_factory(episodes))
+    press(v, pygame.K_v)
+    wait_jobs(v)
+    press(v, pygame.K_DOWN)
+    press(v, pygame.K_v)
+    wait_jobs(v)
+    v.message = ("", v.message[1], 0.0)  # the 6-second message is gone
+    import demostudio.replay.drawing as drawing
+    import demostudio.replay.listpanel as listpanel
+
+    rows: list[str] = []
+    overlay: list[list[str]] = []
+    fit = listpanel._fit
+    monkeypatch.setattr(listpanel, "_fit", lambda text, *a: rows.append(text) or fit(text, *a))
+    render = drawing.render_overlay
+    monkeypatch.setattr(
+        drawing, "render_overlay", lambda lines: overlay.append(lines) or render(lines)
+    )
+    v.episode_list._cache = None
+    v.draw()
+    assert any(t.startswith("verified") for t in rows)
+    assert any(t.startswith("DIVERGES at step 10") for t in rows)
+    assert overlay[-1][-1] == "DIVERGES at step 10 in rewards (J jumps there)"
+
+
 def test_export_marked_range_from_viewer(viewer_factory, episodes, tmp_path):
     v = first_episode(viewer_factory(episodes))
     press(v, pygame.K_RIGHT, times=5)
