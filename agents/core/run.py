@@ -609,6 +609,18 @@ class _Shell:
             bar.close()
         return False
 
+    def save_progress(self, env_steps: int) -> None:
+        """A failed run's state as a step checkpoint, not final.pt (it did not finish): what it
+        learned since its last checkpoint is kept, and ``--resume`` continues from it. A
+        failure to save (the disk full) leaves the run's own error to be told."""
+        path = periodic_path(self.ctx.run_dir, env_steps)
+        if path.exists():
+            return
+        try:
+            self.save(path)
+        except Exception:
+            path.unlink(missing_ok=True)
+
     def run(self, note: str | None, resumed: bool) -> TrainResult:
         ctx, cfg, agent = self.ctx, self.cfg, self.ctx.agent
         if note is not None:
@@ -651,6 +663,8 @@ class _Shell:
             env_steps = ctx.counters["env_steps"]
             if failed is None:
                 self.save(ctx.run_dir / "checkpoints" / "final.pt", interrupted)
+            elif env_steps > 0:
+                self.save_progress(env_steps)
             if interrupted:
                 ctx.logger.log("interrupted", env_steps, updates=ctx.learner.updates)
             if failed is not None:

@@ -275,6 +275,34 @@ def test_a_run_that_fails_saves_no_final_checkpoint(tmp_path, capsys, monkeypatc
     assert "the run failed at" in capsys.readouterr().err
 
 
+def test_a_run_that_fails_between_checkpoints_keeps_its_progress(tmp_path, capsys, monkeypatch):
+    """No periodic checkpoint yet when it fails: its state is saved as a step checkpoint at
+    the failure (not final.pt), and --resume continues from there."""
+    run = tmp_path / "run"
+    evals = []
+    real = run_module._Shell.evaluate
+
+    def fail_second(self, env_steps):
+        evals.append(env_steps)
+        if len(evals) == 2:
+            raise ValueError("env broke")
+        return real(self, env_steps)
+
+    monkeypatch.setattr(run_module._Shell, "evaluate", fail_second)
+    argv = ["train", "r2d2", *FLAGS, "--run-dir", str(run), "--checkpoint-every", "100000",
+            "--eval-every", "50", "--total-env-steps", "100000"]  # fmt: skip
+    assert _error(argv, capsys) == "env broke"
+    found = latest_checkpoint(run)
+    assert found is not None and found.name != "final.pt"
+    steps = load_checkpoint(found)["counters"]["env_steps"]
+    assert steps == evals[-1] > 0
+    monkeypatch.undo()
+    resumed = ["train", "r2d2", "--run-dir", str(run), "--resume", "--no-progress",
+               "--total-env-steps", str(steps + 20), "--eval-every", "0"]  # fmt: skip
+    assert main(resumed) == 0
+    assert load_checkpoint(run / "checkpoints" / "final.pt")["counters"]["env_steps"] > steps
+
+
 def test_a_run_that_fails_before_its_first_step_leaves_no_folder(tmp_path, capsys, monkeypatch):
     run = tmp_path / "run"
 
