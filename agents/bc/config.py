@@ -37,6 +37,7 @@ class BCSettings(ConfigGroup):
     def check(self) -> None:
         require(self, ("max_updates", "val_every"), 1)
         require(self, ("patience", "state_refresh_every"), 0)
+        require(self, ("min_delta",), 0)
         if not 0.0 <= self.val_fraction < 1.0:
             raise ValueError(f"--val-fraction: expected in [0, 1), got {self.val_fraction}")
 

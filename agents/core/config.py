@@ -49,25 +49,63 @@ def require_unit(cfg: object, names: tuple[str, ...]) -> None:
             raise ValueError(f"{_flag(name)}: expected in [0, 1], got {v}")
 
 
+def _number(v: float) -> str:
+    return str(v) if isinstance(v, int) else f"{v:g}"
+
+
 @dataclass
 class ConfigGroup:
     """Base of every group: ``validate`` runs each group's own ``check`` once."""
 
+    limits: ClassVar[dict[str, float]] = {}
+    """Upper bounds of this group's fields (sizes, rates), checked by ``validate`` before any
+    group's ``check``: a typo such as ``--hidden 40000`` is refused in one line instead of
+    allocating gigabytes. Each group declares its own fields' bounds once; an algorithm's
+    config inherits them with the groups."""
+
     def check(self) -> None:
         """Raise ValueError naming the flag for values of this group that cannot work."""
 
+    def advice(self) -> list[str]:
+        """Lines warning of values that work but waste the run (learning never starting);
+        ``warnings()`` gathers every group's."""
+        return []
+
+    @classmethod
+    def upper_bounds(cls) -> dict[str, float]:
+        """Every group's ``limits`` for the fields ``cls`` has."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        bounds: dict[str, float] = {}
+        for klass in reversed(cls.__mro__):
+            bounds.update(klass.__dict__.get("limits", {}))
+        return {k: v for k, v in bounds.items() if k in names}
+
     def validate(self) -> None:
-        """Every number finite (a saved config may hold NaN), then each group's check."""
+        """Every number finite (a saved config may hold NaN) and within its group's limits,
+        then each group's check."""
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{_flag(f.name)}: expected a finite number, got {value}")
-        seen = set()
+        for name, high in self.upper_bounds().items():
+            value = getattr(self, name)
+            if isinstance(value, (int, float)) and not isinstance(value, bool) and value > high:
+                high_text, value_text = _number(high), _number(value)
+                raise ValueError(f"{_flag(name)}: expected <= {high_text}, got {value_text}")
+        for fn in self._group_methods("check"):
+            fn(self)
+
+    def warnings(self) -> list[str]:
+        """Every group's ``advice``: one line each, for the command to print."""
+        return [line for fn in self._group_methods("advice") for line in fn(self)]
+
+    def _group_methods(self, name: str) -> list[Any]:
+        seen: list[Any] = []
         for klass in reversed(type(self).__mro__):
-            fn = klass.__dict__.get("check")
+            fn = klass.__dict__.get(name)
             if fn is not None and fn not in seen:
-                seen.add(fn)
-                fn(self)
+                seen.append(fn)
+        return seen
 
 
 @dataclass
@@ -105,9 +143,12 @@ class RunConfig(ConfigGroup):
     eval_epsilon: float = 0.0
     """Exploration epsilon during evaluation."""
 
+    limits: ClassVar[dict[str, float]] = {"torch_threads": 1024, "eval_episodes": 100_000}
+
     def check(self) -> None:
         require(self, ("eval_episodes", "torch_threads"), 1)
         require(self, ("eval_every",), 0)
+        require_unit(self, ("eval_epsilon",))
         kwargs = self._parsed_kwargs()
         if not isinstance(kwargs, dict):
             raise ValueError(f"--env-kwargs: expected a JSON object, got {self.env_kwargs!r}")
@@ -181,6 +222,8 @@ class ActorProcsConfig(ConfigGroup):
     """With --actor-procs: env steps per env an actor process takes per request; experience
     comes back as the sequences those steps completed."""
 
+    limits: ClassVar[dict[str, float]] = {"actor_procs": 256, "actor_chunk_steps": 100_000}
+
     def check(self) -> None:
         require(self, ("weight_sync_every", "actor_chunk_steps"), 1)
         require(self, ("actor_procs",), 0)
@@ -203,8 +246,12 @@ class ActorConfig(ActorProcsConfig):
     epsilon_alpha: float = 7.0
     """Ape-X ladder exponent spread."""
 
+    limits: ClassVar[dict[str, float]] = {"num_actors": 1024}
+
     def check(self) -> None:
         require(self, ("num_actors",), 1)
+        require_unit(self, ("epsilon_base",))
+        require(self, ("epsilon_alpha",), 0)
 
 
 @dataclass
@@ -225,6 +272,12 @@ class NetworkWidths(ConfigGroup):
     mirror: Literal["none", "env"] = "none"
     """env: make the network exactly symmetric under the env's known reflection (CartPole,
     Acrobot, LunarLander; agents.core.mirror): twice the torso's cost."""
+
+    limits: ClassVar[dict[str, float]] = {
+        "hidden": 4096,
+        "lstm": 4096,
+        "policy_obs_norm_steps": 1_000_000,
+    }
 
     def check(self) -> None:
         require(self, ("hidden", "lstm"), 1)
@@ -259,13 +312,17 @@ class SequenceConfig(ConfigGroup):
     def sequence_length(self) -> int:
         return self.burn_in + self.trace + 1
 
+    limits: ClassVar[dict[str, float]] = {"burn_in": 1000, "trace": 1000}
+
     def check(self) -> None:
         require(self, ("trace", "period"), 1)
         require(self, ("burn_in",), 0)
         if self.period > self.trace:
+            # both flags named: either may be the one given (the other its default)
             raise ValueError(
-                f"--period: expected <= --trace ({self.trace}) so that every step is learned "
-                f"from, got {self.period}"
+                f"--period {self.period} / --trace {self.trace}: expected --period <= --trace "
+                f"so that every step is learned from (give a --period of {self.trace} or "
+                f"less, or a --trace of {self.period} or more)"
             )
 
 
@@ -285,6 +342,8 @@ class OptimConfig(ConfigGroup):
     bias correction)."""
     max_grad_norm: float = 10.0
     """Gradient norm clip."""
+
+    limits: ClassVar[dict[str, float]] = {"batch_size": 4096, "learning_rate": 1.0, "adam_eps": 1.0}
 
     def check(self) -> None:
         require(self, ("batch_size",), 1)
@@ -324,11 +383,27 @@ class ReplayConfig(ConfigGroup):
     P(i). Replays sequences whose stored priorities went stale (a priority is refreshed only
     when its sequence is replayed)."""
 
+    limits: ClassVar[dict[str, float]] = {"replay_capacity": 10_000_000}
+
     def check(self) -> None:
         require(self, ("replay_capacity",), 1)
+        require(self, ("min_replay",), 0)
+        if self.min_replay > self.replay_capacity:
+            raise ValueError(
+                f"--min-replay: expected <= --replay-capacity ({self.replay_capacity}): "
+                f"learning starts once the agent replay holds --min-replay sequences, so it "
+                f"would never start, got {self.min_replay}"
+            )
         require(self, ("env_steps_per_update",), 0.0, strict=True)
         require_unit(
-            self, ("priority_eta", "priority_beta", "priority_beta_final", "replay_uniform_share")
+            self,
+            (
+                "priority_alpha",
+                "priority_eta",
+                "priority_beta",
+                "priority_beta_final",
+                "replay_uniform_share",
+            ),
         )
         if self.replay_uniform_share and self.replay_kind not in MIXABLE_KINDS:
             raise ValueError(
@@ -337,6 +412,28 @@ class ReplayConfig(ConfigGroup):
                 f"{self.replay_uniform_share}"
             )
         require(self, ("priority_beta_steps",), 0)
+
+    def advice(self) -> list[str]:
+        budget = getattr(self, "total_env_steps", None)
+        if budget is None:
+            return []
+        out = []
+        period = int(getattr(self, "period", 1))
+        start = self.min_replay * period  # about one sequence per --period env steps
+        if self.min_replay and start > budget:
+            out.append(
+                f"--min-replay {self.min_replay}: learning starts once the agent replay holds "
+                f"{self.min_replay} sequences (about one per --period {period} env steps: "
+                f"~{start:,} env steps), but --total-env-steps is {budget:,}: the run may end "
+                f"without learning from its own experience (lower --min-replay)"
+            )
+        if self.env_steps_per_update > budget:
+            out.append(
+                f"--env-steps-per-update {self.env_steps_per_update:g}: one update per that "
+                f"many env steps, more than --total-env-steps {budget:,}: the run ends "
+                f"without an update from its own experience"
+            )
+        return out
 
 
 @dataclass
@@ -364,8 +461,11 @@ class QLearningConfig(DiscountConfig):
     target_update_every: int = 500
     """Copy the online network to the target network every this many updates."""
 
+    limits: ClassVar[dict[str, float]] = {"n_step": 1000}
+
     def check(self) -> None:
         require(self, ("n_step", "target_update_every"), 1)
+        require(self, ("rescale_eps",), 0.0, strict=True)
 
 
 @dataclass
@@ -403,6 +503,8 @@ class DemoReplayConfig(ConfigGroup):
     """How the demo replay is sampled: uniform, proportional, rank or greedy (as
     --replay-kind)."""
 
+    limits: ClassVar[dict[str, float]] = {"demo_capacity": 10_000_000}
+
     def check(self) -> None:
         require(self, ("demo_capacity",), 1)
 
@@ -433,6 +535,7 @@ class DemoMixConfig(ConfigGroup):
 
     def check(self) -> None:
         require_unit(self, ("demo_ratio", "demo_ratio_final"))
+        require(self, ("demo_ratio_steps",), 0)
 
 
 @dataclass

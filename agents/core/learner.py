@@ -21,6 +21,47 @@ import torch
 from agents.core.batch import Loss, Sample, to_torch
 from agents.core.targets import TargetRule, make_target
 
+# flags that make a learner diverge when set too high (or, adam_eps, too low)
+_DIVERGENCE_FLAGS = (
+    "learning_rate",
+    "learning_rate_final",
+    "lr_policy",
+    "lr_value",
+    "lr_predictor",
+    "adam_eps",
+    "critic_weight",
+    "lambda_l2",
+    "lambda_n_step",
+    "lambda_margin",
+    "entropy_weight",
+    "ent_coef",
+    "vf_coef",
+    "bc_coef",
+    "max_grad_norm",
+    "rescale_eps",
+)
+
+
+def diverged_message(cfg: Any, update: int, what: str, value: float) -> str:
+    """One line for a non-finite loss: the flags of ``_DIVERGENCE_FLAGS`` given a value other
+    than their default (the likely cause), else the learning rate."""
+    import dataclasses
+
+    changed = []
+    if dataclasses.is_dataclass(cfg):
+        for f in dataclasses.fields(cfg):
+            if f.name in _DIVERGENCE_FLAGS and f.default is not dataclasses.MISSING:
+                v = getattr(cfg, f.name)
+                if v != f.default:
+                    changed.append(f"--{f.name.replace('_', '-')} {v:g}")
+    lr = "--lr-policy" if hasattr(type(cfg), "lr_policy") else "--learning-rate"
+    hint = (
+        f"check {', '.join(changed)}"
+        if changed
+        else f"lower {lr} (now {float(getattr(cfg, 'learning_rate', math.nan)):g})"
+    )
+    return f"training diverged: the {what} became {value} at update {update} ({hint})"
+
 
 class Learner:
     def __init__(
@@ -88,6 +129,12 @@ class Learner:
         out.loss.backward()
         max_norm = float(self.cfg.max_grad_norm) or math.inf  # 0: measure, do not clip
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm)
+        loss_value, norm_value = float(out.loss.detach()), float(grad_norm)
+        if not (math.isfinite(loss_value) and math.isfinite(norm_value)):
+            # before the step: the weights stay as they were (finite)
+            bad = loss_value if not math.isfinite(loss_value) else norm_value
+            what = "loss" if not math.isfinite(loss_value) else "gradient norm"
+            raise ValueError(diverged_message(self.cfg, self.updates + 1, what, bad))
         self.optimizer.step()
         self.updates += 1
         for name, rule in self.rules.items():

@@ -101,10 +101,12 @@ def plot_runs(
     drawn = 0
     for run in map(Path, run_dirs):
         points = []  # (env steps, value): what is plotted, not the whole rows
-        stopped = None  # env steps of an interrupted row no resume row followed
+        stopped = None  # env steps of an interrupted or failed row no resume row followed
+        how = "interrupted"
         for r in iter_metrics(run):
-            if r["kind"] in ("interrupted", "resume"):
-                stopped = r["env_steps"] if r["kind"] == "interrupted" else None
+            if r["kind"] in ("interrupted", "failed", "resume"):
+                stopped = r["env_steps"] if r["kind"] != "resume" else None
+                how = r["kind"]
             if r["kind"] != kind or metric not in r:
                 continue
             if not _is_number(r[metric]):
@@ -114,8 +116,9 @@ def plot_runs(
             points.append((r["env_steps"], r[metric]))
         label = run.name
         if stopped is not None:
-            label += f" (interrupted at {stopped} env steps)"
-            note(f"{run}: the run was interrupted at {stopped} env steps (not finished)")
+            label += f" ({how} at {stopped} env steps)"
+            said = "failed" if how == "failed" else "was interrupted"
+            note(f"{run}: the run {said} at {stopped} env steps (not finished)")
         if not points:
             continue
         ax.plot(

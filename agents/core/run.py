@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import math
 import shutil
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,6 +24,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from agents.core import footprint
 from agents.core.actor import ActorPool, ActorSpec, make_vector_actor
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.checkpoint import (
@@ -273,6 +275,39 @@ def config_changes(saved: dict, cfg: Any) -> list[str]:
     ]
 
 
+def _shown(name: str, value: Any) -> str:
+    """``--hidden 64``, ``--no-recurrent``: a config value as the flag that gives it."""
+    flag = "--" + name.replace("_", "-")
+    if isinstance(value, bool):
+        return flag if value else "--no-" + flag[2:]
+    if isinstance(value, list):
+        value = " ".join(map(str, value))
+    return f"{flag} {value}"
+
+
+def resume_mismatch(agent: Agent, run_dir: Path, payload: dict, exc: Exception) -> Exception:
+    """The error for weights that do not fit this config on --resume: the flags whose values
+    differ from the saved run's (the likely cause: ``--resume --hidden 128`` on a run trained
+    with 64), not the tensor that did not fit; ``exc`` when no flag differs."""
+    saved, now = payload["config"], config_to_dict(agent.cfg)
+    changed = [k for k, v in now.items()
+               if k not in _RESUME_FREE and k in saved and saved[k] != v]  # fmt: skip
+    if not changed:
+        return exc
+    was = ", ".join(_shown(k, saved[k]) for k in changed)
+    given = ", ".join(_shown(k, now[k]) for k in changed)
+    found = (
+        f"found the run in {run_dir} and tried to resume it ({agent.name} resumes a run "
+        f"folder with checkpoints unless --no-resume is given), but it was"
+        if agent.resume_by_default
+        else f"the run in {run_dir} was"
+    )
+    return ValueError(
+        f"--resume: {found} trained with {was} (given {given}): drop the flag or use another "
+        f"--run-dir"
+    )
+
+
 def restore_replays(ctx: RunContext, env_steps: int) -> str:
     """Load checkpoints/replay.npz into the persistent buffers when it belongs to the
     checkpoint being resumed (same env steps, same sequence length); returns what was done."""
@@ -328,11 +363,15 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         )
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     agent.configure(info)
+    check_memory(agent, info)
     if payload is None:
         networks = agent.build_networks(info)
     else:  # shapes checked against the saved weights before anything is allocated
-        networks = dict(build_checked(payload["path"], lambda: agent.build_networks(info),
-                                      payload["networks"]))  # fmt: skip
+        try:
+            networks = dict(build_checked(payload["path"], lambda: agent.build_networks(info),
+                                          payload["networks"]))  # fmt: skip
+        except CheckpointError as exc:
+            raise resume_mismatch(agent, run_dir, payload, exc) from None
     learner = Learner(
         networks, cfg, device, agent.loss(), agent.target_rules(), agent.param_groups(networks)
     )
@@ -342,9 +381,11 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         try:
             learner.load_state_dict(payload)
         except (KeyError, RuntimeError, ValueError) as exc:
-            raise CheckpointError(
-                payload["path"], f"--resume: expected weights matching this config, got {exc}"
-            ) from None
+            raise resume_mismatch(
+                agent, run_dir, payload,
+                CheckpointError(payload["path"],
+                                f"--resume: expected weights matching this config, got {exc}"),
+            ) from None  # fmt: skip
         ctx.counters.update(payload["counters"])
     if agent.uses_replay:
         ctx.replay = PrioritizedSequenceReplay(
@@ -374,6 +415,16 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
     )
     ctx.logger = RunLogger(run_dir, cfg.tensorboard)
     return ctx, note
+
+
+def check_memory(agent: Agent, info: EnvInfo) -> None:
+    """ValueError naming the flag when the replay buffers, the networks (counted on the meta
+    device) and a batch would need more memory than the machine has available."""
+    params = footprint.meta_parameter_count(lambda: agent.build_networks(info))
+    parts = footprint.estimate(
+        agent.cfg, info.preprocess.spec, info.num_actions, params, agent.uses_replay
+    )
+    footprint.check_fits(parts, footprint.available_memory())
 
 
 def _open(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
@@ -427,14 +478,18 @@ def train(agent: Agent) -> TrainResult:
         if created:
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
-    return _Shell(ctx).run(note, resumed=payload is not None)
+    for line in cfg.warnings():  # once the run has started: never before an error line
+        print(f"demostudio: warning: {line}", file=sys.stderr)
+    return _Shell(ctx, created).run(note, resumed=payload is not None)
 
 
 class _Shell:
-    def __init__(self, ctx: RunContext):
+    def __init__(self, ctx: RunContext, created: bool = False):
         self.ctx = ctx
         self.cfg = ctx.cfg
         self.solved_at: int | None = None
+        self.created = created
+        """This run made its folder (a failure before the first step removes it)."""
 
     def write(self, text: str) -> None:
         if self.cfg.progress:
@@ -554,6 +609,18 @@ class _Shell:
             bar.close()
         return False
 
+    def save_progress(self, env_steps: int) -> None:
+        """A failed run's state as a step checkpoint, not final.pt (it did not finish): what it
+        learned since its last checkpoint is kept, and ``--resume`` continues from it. A
+        failure to save (the disk full) leaves the run's own error to be told."""
+        path = periodic_path(self.ctx.run_dir, env_steps)
+        if path.exists():
+            return
+        try:
+            self.save(path)
+        except Exception:
+            path.unlink(missing_ok=True)
+
     def run(self, note: str | None, resumed: bool) -> TrainResult:
         ctx, cfg, agent = self.ctx, self.cfg, self.ctx.agent
         if note is not None:
@@ -563,6 +630,7 @@ class _Shell:
         phases = agent.phases()
         first = int(ctx.counters.get("phase", 0)) if resumed else 0
         interrupted = False
+        failed: Exception | None = None
         try:
             agent.start(ctx)
             stopped = False
@@ -588,14 +656,27 @@ class _Shell:
         except KeyboardInterrupt:
             interrupted = True
             raise RunInterrupted(ctx.run_dir, ctx.counters["env_steps"]) from None
+        except Exception as exc:  # the run failed: no final.pt that would look finished
+            failed = exc
+            raise
         finally:
-            self.save(ctx.run_dir / "checkpoints" / "final.pt", interrupted)
+            env_steps = ctx.counters["env_steps"]
+            if failed is None:
+                self.save(ctx.run_dir / "checkpoints" / "final.pt", interrupted)
+            elif env_steps > 0:
+                self.save_progress(env_steps)
             if interrupted:
-                env_steps = ctx.counters["env_steps"]
                 ctx.logger.log("interrupted", env_steps, updates=ctx.learner.updates)
+            if failed is not None:
+                ctx.logger.log("failed", env_steps, updates=ctx.learner.updates,
+                               error=f"{type(failed).__name__}: {failed}"[:500])  # fmt: skip
             ctx.logger.close()
             ctx.close()
             ctx.env.close()
+            if failed is not None and self.created and latest_checkpoint(ctx.run_dir) is None:
+                # nothing useful in it (no checkpoint): its config.json and log would make
+                # it look like a run; the error is on the terminal
+                shutil.rmtree(ctx.run_dir, ignore_errors=True)
         return TrainResult(
             ctx.run_dir, ctx.counters["env_steps"], ctx.learner.updates, ctx.evals, self.solved_at
         )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import ClassVar, Literal
 
 from agents.core.config import (
     ConfigGroup,
@@ -30,6 +30,8 @@ class EpisodeMemoryConfig(ConfigGroup):
     episode_memory_kind: ReplayKind = "proportional"
     """How the episode memory is sampled: uniform, proportional, rank or greedy (as
     --replay-kind)."""
+
+    limits: ClassVar[dict[str, float]] = {"episode_memory_capacity": 10_000_000}
 
     def check(self) -> None:
         require_unit(self, ("episode_memory_ratio",))

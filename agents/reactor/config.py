@@ -144,6 +144,8 @@ class ReactorLossConfig(ConfigGroup):
             )
         return self.v_min, self.v_max
 
+    limits: ClassVar[dict[str, float]] = {"num_atoms": 10_001, "critic_weight": 1000.0}
+
     def check(self) -> None:
         unset = self.v_min is None or self.v_max is None  # settled from the env later
         checks = [
@@ -206,6 +208,8 @@ class ReactorConfig(
     epsilon_alpha: float = 0.0
     learning_rate: float = 5e-4
     max_grad_norm: float = 40.0
+
+    limits: ClassVar[dict[str, float]] = {"learning_rate_final": 1.0}
 
     def check(self) -> None:
         require(self, ("learning_rate_final",), 0.0, strict=True)

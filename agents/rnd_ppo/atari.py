@@ -27,7 +27,7 @@ import numpy as np
 from gymnasium import spaces
 from gymnasium.wrappers import FrameStackObservation, StickyAction
 
-from agents.rnd_ppo.config import AtariSettings
+from agents.rnd_ppo.config import AtariSettings, is_ale
 from demostudio.episode import make_env as demostudio_make_env
 
 ALE_STICKY_DEFAULT = 0.25
@@ -37,11 +37,6 @@ ROOM_RAM_ADDRESS = {"MontezumaRevenge": 3, "Pitfall": 1}
 """RAM byte holding the current room, per game (as in the RND paper's code)."""
 
 Frames = TypeVar("Frames")
-
-
-def is_ale(env_id: str) -> bool:
-    """True for Arcade Learning Environment ids (``ALE/Pong-v5``, ``PongNoFrameskip-v4``)."""
-    return env_id.startswith("ALE/") or "NoFrameskip" in env_id
 
 
 def sticky_probability(env_id: str, settings: AtariSettings) -> float:

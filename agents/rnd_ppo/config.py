@@ -63,6 +63,7 @@ Every option of the source document's table (003) and the DemoStudio flag it bec
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
@@ -76,6 +77,11 @@ from agents.core.config import (
     require,
 )
 from agents.rnd_ppo.full_grid import FULL_GRID
+
+
+def is_ale(env_id: str) -> bool:
+    """True for Arcade Learning Environment ids (``ALE/Pong-v5``, ``PongNoFrameskip-v4``)."""
+    return env_id.startswith("ALE/") or "NoFrameskip" in env_id
 
 
 def _flag(name: str) -> str:
@@ -155,6 +161,15 @@ class PPOSettings(ConfigGroup):
     """End training once the mean extrinsic return of the episodes finished in one
     rollout reaches this (none: run for the step budget)."""
 
+    limits: ClassVar[dict[str, float]] = {
+        "num_envs": 1024,
+        "rollout_length": 100_000,
+        "update_epochs": 1000,
+        "lr_policy": 1.0,
+        "lr_value": 1.0,
+        "lr_predictor": 1.0,
+    }
+
     def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
         for name in ("num_envs", "rollout_length", "segment_length", "update_epochs"):
@@ -166,11 +181,14 @@ class PPOSettings(ConfigGroup):
             f"a divisor of --rollout-length ({self.rollout_length})",
             self.segment_length,
         )
-        segments = self.num_envs * (self.rollout_length // self.segment_length)
+        per_env = self.rollout_length // self.segment_length
+        segments = self.num_envs * per_env
         _require(
             self.num_minibatches <= segments,
             "num_minibatches",
-            f"<= the segments per rollout ({segments})",
+            f"<= the segments per rollout ({segments} = --num-envs {self.num_envs} x "
+            f"--rollout-length {self.rollout_length} / --segment-length {self.segment_length}; "
+            f"lower --num-minibatches or give more segments)",
             self.num_minibatches,
         )
         _require(
@@ -219,6 +237,12 @@ class RNDSettings(ConfigGroup):
     with its direction) instead of the policy's egocentric view, which the policy still
     sees alone. Off: RND reads what the policy reads, as in the source."""
 
+    limits: ClassVar[dict[str, float]] = {
+        "rnd_embed_dim": 8192,
+        "rnd_hidden": 8192,
+        "obs_norm_init_steps": 100_000,
+    }
+
     def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
         _require(
@@ -259,6 +283,9 @@ class AtariSettings(ConfigGroup):
     max_episode_frames: int = 18_000
     """Emulator frames after which an ALE episode is truncated (0 = no limit)."""
 
+    # a stack deeper than 16 is no longer read as stacked frames (preprocess.is_frame_stack)
+    limits: ClassVar[dict[str, float]] = {"frame_resize": 512, "frame_stack": 16, "frame_skip": 64}
+
     def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
         _require(self.frame_resize >= 32, "frame_resize", ">= 32", self.frame_resize)
@@ -276,6 +303,25 @@ class AtariSettings(ConfigGroup):
             self.max_episode_frames >= 0, "max_episode_frames", ">= 0", self.max_episode_frames
         )
 
+    ATARI_ONLY: ClassVar[tuple[str, ...]] = (
+        "frame_resize",
+        "frame_stack",
+        "rnd_frame_stack",
+        "frame_skip",
+        "max_episode_frames",
+    )
+    """The fields read only for ALE envs (--sticky-action-probability applies to any env)."""
+
+    def advice(self) -> list[str]:
+        env = getattr(self, "env", None)
+        if not env or is_ale(env):
+            return []
+        defaults = {f.name: f.default for f in dataclasses.fields(AtariSettings)}
+        given = [_flag(n) for n in self.ATARI_ONLY if getattr(self, n) != defaults[n]]
+        if not given:
+            return []
+        return [f"{', '.join(given)}: Atari (ALE) settings, no effect on {env}"]
+
 
 @dataclass
 class DemoPretrainSettings(ConfigGroup):
@@ -291,6 +337,8 @@ class DemoPretrainSettings(ConfigGroup):
     0 over --bc-anneal-steps (0 = off, the default)."""
     bc_anneal_steps: int = 100_000
     """Env steps over which --bc-coef anneals to 0."""
+
+    limits: ClassVar[dict[str, float]] = {"bc_batch_size": 4096}
 
     def check(self) -> None:
         require(self, ("bc_pretrain_updates", "bc_coef", "bc_anneal_steps"), 0)
@@ -385,4 +433,5 @@ __all__ = [
     "PPOSettings",
     "RNDPPOConfig",
     "RNDSettings",
+    "is_ale",
 ]

@@ -15,6 +15,7 @@ import dataclasses
 import inspect
 import itertools
 import math
+import re
 import textwrap
 import types
 from functools import cache
@@ -86,8 +87,23 @@ def _none_or(parse: Any) -> Any:
     return convert
 
 
+NEGATIVE_NUMBER = re.compile(
+    r"^-(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$|^-(inf|infinity|nan)$", re.IGNORECASE
+)
+"""Every float syntax with a minus sign (``-1e3``, ``-2.5E-4``, ``-.5``, ``-inf``): a value,
+never an option. argparse's own pattern knows only ``-1`` and ``-1.5``, so ``--v-min -1e3``
+failed with ``expected one argument``; ``-inf`` reaches the float check and its message."""
+
+
+def accept_negative_numbers(parser: argparse.ArgumentParser) -> None:
+    """Make ``parser`` read every negative number as a value (see ``NEGATIVE_NUMBER``); no
+    flag of the project looks like a number, so nothing is shadowed."""
+    parser._negative_number_matcher = NEGATIVE_NUMBER  # argparse has no public switch
+
+
 def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
     """Add one flag per field of dataclass ``cls`` to ``parser``."""
+    accept_negative_numbers(parser)
     hints = get_type_hints(cls)
     docs = field_docs(cls)
     for f in dataclasses.fields(cls):
@@ -194,6 +210,8 @@ def config_parser(cls: type, prog: str, description: str | None = None) -> argpa
 
 
 __all__ = [
+    "NEGATIVE_NUMBER",
+    "accept_negative_numbers",
     "add_dataclass_arguments",
     "config_parser",
     "dataclass_from_args",

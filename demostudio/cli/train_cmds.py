@@ -51,8 +51,8 @@ def cmd_train(args: argparse.Namespace) -> int:
         raise CommandError(
             f"train: expected an algorithm in {algorithm_names()}, got {args.algo!r}"
         ) from None
-    parser = config_parser(entry.config_cls, prog=f"demostudio train {args.algo}")
-    ns = parser.parse_args(args.args)
+    parser = algorithm_parser(args.algo, entry.config_cls)
+    ns = parse_flags(parser, args.algo, args.args)
     cfg = dataclass_from_args(entry.config_cls, ns)
     refuse_sample_demos(cfg.run_dir or "runs", "--run-dir")  # default: runs/ here
     from agents.core.run import RunInterrupted
@@ -86,6 +86,56 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
+def algorithm_parser(algo: str, cls: type) -> argparse.ArgumentParser:
+    """The flags of ``cls`` for ``demostudio train ALGO``; a bad flag or value is one line
+    (``demostudio: error: train ALGO: ...``, exit 2), not the usage of a hundred flags."""
+    parser = config_parser(cls, prog=f"demostudio train {algo}")
+
+    def error(message: str):
+        raise CommandError(f"train {algo}: {message} (`demostudio train {algo} --help` lists "
+                           f"its flags)")  # fmt: skip
+
+    parser.error = error  # type: ignore[method-assign]
+    return parser
+
+
+def parse_flags(parser: argparse.ArgumentParser, algo: str, argv: list[str]) -> argparse.Namespace:
+    """``argv`` parsed; a flag ``algo`` lacks is named with the algorithms that take it."""
+    ns, extra = parser.parse_known_args(argv)
+    if extra:
+        raise CommandError(unknown_flag_message(algo, extra))
+    return ns
+
+
+def unknown_flag_message(algo: str, extra: list[str]) -> str:
+    """``train r2d2: --demos is not a flag of r2d2 (r2d3, dqfd, ... take --demos)``."""
+    import dataclasses
+    import difflib
+
+    from agents.registry import algorithm_names, get_algorithm
+
+    flags = [x.split("=", 1)[0] for x in extra if x.startswith("--")]
+    if not flags:
+        given = " ".join(extra)
+        return f"train {algo}: unexpected arguments {given} (every value follows its flag)"
+    flag = flags[0]
+    name = flag[2:].replace("-", "_")
+    takers, known = [], set()
+    for other in algorithm_names():
+        fields = {f.name for f in dataclasses.fields(get_algorithm(other).config_cls)}
+        if other == algo:
+            known = {p + f.replace("_", "-") for f in fields for p in ("--", "--no-")}
+        if name in fields or (name.startswith("no_") and name[3:] in fields):
+            takers.append(other)
+    more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
+    if takers:
+        return (f"train {algo}: {flag}{more} is not a flag of {algo} ({', '.join(takers)} "
+                f"take {flag})")  # fmt: skip
+    close = difflib.get_close_matches(flag, sorted(known), n=1)
+    hint = f"did you mean {close[0]}?" if close else f"`demostudio train {algo} --help` lists them"
+    return f"train {algo}: {flag}{more} is not a flag of any algorithm ({hint})"
+
+
 def resume_config(
     algo: str, cls: type, cfg, ns: argparse.Namespace, argv: list[str], fresh_ok: bool = False
 ):
@@ -107,7 +157,15 @@ def resume_config(
         raise CheckpointError(run_dir, "--resume: expected a run folder with checkpoints, got none")
     saved = load_checkpoint(found)["config"]
     given = {k: v for k, v in vars(ns).items() if k in explicit_fields(cls, argv)}
-    return dataclass_from_values(cls, {**saved, **given, "run_dir": run_dir, "resume": True})
+    cfg = dataclass_from_values(cls, {**saved, **given, "run_dir": run_dir, "resume": True})
+    try:
+        cfg.validate()
+    except ValueError as exc:  # a value from the saved config, not this command line
+        flag = str(exc).split(":", 1)[0].split()[0]
+        if flag[2:].replace("-", "_") not in given:
+            raise CheckpointError(found, f"its saved config: {exc}") from None
+        raise
+    return cfg
 
 
 @dataclass
