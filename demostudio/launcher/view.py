@@ -7,6 +7,7 @@ import pygame
 
 from demostudio.launcher.state import Focus, LauncherState, Layout
 from demostudio.ui import theme
+from demostudio.ui.text import fill_lines
 
 WIDTH, HEIGHT = 820, 600
 ROW_H = 34
@@ -226,14 +227,6 @@ def _wrap(text: str, width: int, size: int) -> list[str]:
     font = theme.font(size)
     lines: list[str] = []
     for para in text.split("\n"):
-        line = ""
-        words = [p for w in para.split(" ") for p in _break_word(w, width, font)]
-        for word in words:
-            trial = f"{line} {word}".strip()
-            if font.size(trial)[0] <= width or not line:
-                line = trial
-            else:
-                lines.append(line)
-                line = word
-        lines.append(line)
+        words = [p for w in para.split(" ") for p in _break_word(w, width, font) if p]
+        lines += fill_lines(words, font, width)
     return lines[:8]

@@ -9,6 +9,7 @@ from typing import NamedTuple
 import pygame
 
 from demostudio.ui import theme
+from demostudio.ui.text import fill_lines
 
 HUD_HEIGHT = 54
 
@@ -230,17 +231,8 @@ def _ellipsize_middle(text: str, font: pygame.font.Font, width: int) -> str:
 def wrap_lines(text: str, font: pygame.font.Font, width: int, most: int = 3) -> list[str]:
     """``text`` in at most ``most`` lines that fit ``width``: broken at spaces; a word too
     wide for a line of its own (a path) loses its middle."""
-    lines: list[str] = []
-    line = ""
-    for word in text.split(" "):
-        word = _ellipsize_middle(word, font, width)
-        trial = f"{line} {word}" if line else word
-        if font.size(trial)[0] <= width or not line:
-            line = trial
-        else:
-            lines.append(line)
-            line = word
-    lines.append(line)
+    words = (_ellipsize_middle(word, font, width) for word in text.split(" "))
+    lines = fill_lines(words, font, width)
     if len(lines) > most:
         lines = [*lines[: most - 1], _ellipsize_middle(" ".join(lines[most - 1 :]), font, width)]
     return lines

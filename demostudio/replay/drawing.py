@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 import pygame
 
 from demostudio.ui import theme
+from demostudio.ui.text import wrap_at_spaces
 
 from .controls import help_lines
 from .dialogs import draw_dialog
@@ -42,22 +43,9 @@ def draw_viewer(v: Viewer) -> None:
         draw_dialog(screen, v.state.dialog)
 
 
-def _wrap(text: str, font: pygame.font.Font, width: int) -> list[str]:
-    """Split ``text`` into lines no wider than ``width`` (at spaces where possible)."""
-    out: list[str] = []
-    while text:
-        cut = len(text)
-        while cut > 1 and font.size(text[:cut])[0] > width:
-            space = text.rfind(" ", 0, cut - 1)
-            cut = space if space > 0 else cut - 1
-        out.append(text[:cut])
-        text = text[cut:].lstrip()
-    return out
-
-
 def _centered_lines(screen: pygame.Surface, area: pygame.Rect, lines, color) -> None:
     font = theme.font(15)
-    lines = [part for line in lines for part in _wrap(line, font, area.width - 40)]
+    lines = [part for line in lines for part in wrap_at_spaces(line, font, area.width - 40)]
     y = area.centery - 12 * len(lines)
     for line in lines:
         theme.draw_text(screen, line, (area.centerx, y), 15, color, anchor="midtop")

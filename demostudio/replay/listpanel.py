@@ -12,6 +12,7 @@ import pygame
 from demostudio.episode.quality import EpisodeQuality
 from demostudio.episode.verify import VerifyResult
 from demostudio.ui import theme
+from demostudio.ui.text import wrap_at_spaces
 
 from .catalog import Catalog, Entry
 from .overlay import who_acted
@@ -39,15 +40,7 @@ def _fit(text: str, font: pygame.font.Font, width: int) -> str:
 def _split_error(text: str, font: pygame.font.Font, width: int, lines: int = 3) -> list[str]:
     """An error over up to ``lines`` lines, broken at spaces (the last cut with "..." if
     still too long)."""
-    out: list[str] = []
-    while len(out) < lines - 1 and font.size(text)[0] > width:
-        cut = len(text)
-        while cut > 1 and font.size(text[:cut])[0] > width:
-            space = text.rfind(" ", 0, cut - 1)
-            cut = space if space > 0 else cut - 1
-        out.append(text[:cut])
-        text = text[cut:].lstrip()
-    return [*out, text]
+    return wrap_at_spaces(text, font, width, most=lines)
 
 
 def row_lines(entry: Entry) -> tuple[str, str, str]:
