@@ -18,7 +18,6 @@ from typing import Any, NamedTuple
 from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import (
     add_dataclass_arguments,
-    config_parser,
     dataclass_from_args,
 )
 
@@ -66,7 +65,7 @@ def parse_coach(algo: str, argv: list[str]) -> tuple[Any, Any, CoachSettings]:
     ``--resume`` the run's saved config with only the flags given changed."""
     from agents.coach import coach_config_cls
     from agents.registry import algorithm_names, get_algorithm
-    from demostudio.cli.train_cmds import resume_config
+    from demostudio.cli.train_cmds import algorithm_parser, parse_flags, resume_config
 
     try:
         entry = get_algorithm(algo)
@@ -81,9 +80,9 @@ def parse_coach(algo: str, argv: list[str]) -> tuple[Any, Any, CoachSettings]:
             f"coach: expected an algorithm with a demo replay for the corrections "
             f"({', '.join(_coachable())}), got {algo!r} (train it with `demostudio train {algo}`)"
         ) from None
-    parser = config_parser(cls, prog=f"demostudio coach {algo}")
+    parser = algorithm_parser(algo, cls, command="coach")
     add_dataclass_arguments(parser.add_argument_group("coach window"), CoachSettings)
-    ns = parser.parse_args(argv)
+    ns = parse_flags(parser, algo, argv, command="coach")
     settings = dataclass_from_args(CoachSettings, ns)
     settings.check()
     cfg = dataclass_from_args(cls, ns)

@@ -86,28 +86,30 @@ def cmd_train(args: argparse.Namespace) -> int:
     return 0
 
 
-def algorithm_parser(algo: str, cls: type) -> argparse.ArgumentParser:
-    """The flags of ``cls`` for ``demostudio train ALGO``; a bad flag or value is one line
-    (``demostudio: error: train ALGO: ...``, exit 2), not the usage of a hundred flags."""
-    parser = config_parser(cls, prog=f"demostudio train {algo}")
+def algorithm_parser(algo: str, cls: type, command: str = "train") -> argparse.ArgumentParser:
+    """The flags of ``cls`` for ``demostudio COMMAND ALGO``; a bad flag or value is one line
+    (``demostudio: error: COMMAND ALGO: ...``, exit 2), not the usage of a hundred flags."""
+    parser = config_parser(cls, prog=f"demostudio {command} {algo}")
 
     def error(message: str):
-        raise CommandError(f"train {algo}: {message} (`demostudio train {algo} --help` lists "
-                           f"its flags)")  # fmt: skip
+        raise CommandError(f"{command} {algo}: {message} (`demostudio {command} {algo} --help` "
+                           f"lists its flags)")  # fmt: skip
 
     parser.error = error  # type: ignore[method-assign]
     return parser
 
 
-def parse_flags(parser: argparse.ArgumentParser, algo: str, argv: list[str]) -> argparse.Namespace:
+def parse_flags(
+    parser: argparse.ArgumentParser, algo: str, argv: list[str], command: str = "train"
+) -> argparse.Namespace:
     """``argv`` parsed; a flag ``algo`` lacks is named with the algorithms that take it."""
     ns, extra = parser.parse_known_args(argv)
     if extra:
-        raise CommandError(unknown_flag_message(algo, extra))
+        raise CommandError(unknown_flag_message(algo, extra, command))
     return ns
 
 
-def unknown_flag_message(algo: str, extra: list[str]) -> str:
+def unknown_flag_message(algo: str, extra: list[str], command: str = "train") -> str:
     """``train r2d2: --demos is not a flag of r2d2 (r2d3, dqfd, ... take --demos)``."""
     import dataclasses
     import difflib
@@ -117,7 +119,7 @@ def unknown_flag_message(algo: str, extra: list[str]) -> str:
     flags = [x.split("=", 1)[0] for x in extra if x.startswith("--")]
     if not flags:
         given = " ".join(extra)
-        return f"train {algo}: unexpected arguments {given} (every value follows its flag)"
+        return f"{command} {algo}: unexpected arguments {given} (every value follows its flag)"
     flag = flags[0]
     name = flag[2:].replace("-", "_")
     takers, known = [], set()
@@ -129,11 +131,13 @@ def unknown_flag_message(algo: str, extra: list[str]) -> str:
             takers.append(other)
     more = f" (and {len(flags) - 1} more)" if len(flags) > 1 else ""
     if takers:
-        return (f"train {algo}: {flag}{more} is not a flag of {algo} ({', '.join(takers)} "
+        return (f"{command} {algo}: {flag}{more} is not a flag of {algo} ({', '.join(takers)} "
                 f"take {flag})")  # fmt: skip
     close = difflib.get_close_matches(flag, sorted(known), n=1)
-    hint = f"did you mean {close[0]}?" if close else f"`demostudio train {algo} --help` lists them"
-    return f"train {algo}: {flag}{more} is not a flag of any algorithm ({hint})"
+    hint = (
+        f"did you mean {close[0]}?" if close else f"`demostudio {command} {algo} --help` lists them"
+    )
+    return f"{command} {algo}: {flag}{more} is not a flag of any algorithm ({hint})"
 
 
 def resume_config(

@@ -351,6 +351,13 @@ def test_a_mistyped_flag_gets_a_suggestion_and_bad_values_one_line(capsys):
     assert line.startswith("train r2d2: argument --hidden: invalid int value: 'abc'")
 
 
+def test_coach_names_a_bad_flag_in_one_line_too(capsys):
+    line = _error(["coach", "r2d3", "--env", "MountainCar-v0", "--hiden", "3"], capsys)
+    assert line == "coach r2d3: --hiden is not a flag of any algorithm (did you mean --hidden?)"
+    line = _error(["coach", "dqfd", "--env", "MountainCar-v0", "--actor-procs", "x"], capsys)
+    assert line.startswith("coach dqfd: argument --actor-procs: invalid int value: 'x'")
+
+
 def test_atari_flags_on_a_vector_env_warn_once(tmp_path, capsys):
     argv = ["train", "ppo", "--env", "CartPole-v1", "--frame-stack", "2", "--frame-skip", "2",
             "--num-envs", "2", "--rollout-length", "16", "--segment-length", "8",
