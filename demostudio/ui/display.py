@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import stat
+import sys
 import tempfile
 from pathlib import Path
 
@@ -34,8 +35,17 @@ def require_display(instead: str = "") -> None:
     what does the command's job without a window (e.g. watch: ``--headless --record DIR``).
 
     Initialises pygame's display (a fraction of a second) and checks which SDL driver it got;
-    ``SDL_VIDEODRIVER`` set by the user skips the check."""
-    if os.environ.get("SDL_VIDEODRIVER", "").strip():
+    ``SDL_VIDEODRIVER`` set by the user skips the check; set to a driver that shows nothing
+    while a person sits at the terminal, it is said in one line (the window would wait
+    for keys nobody can aim at it)."""
+    chosen = os.environ.get("SDL_VIDEODRIVER", "").strip()
+    if chosen:
+        if chosen.lower() in HEADLESS_DRIVERS and sys.stdin is not None and sys.stdin.isatty():
+            print(
+                f"demostudio: warning: SDL_VIDEODRIVER={chosen} shows no window: this one is "
+                f"invisible and waits for keys (Ctrl-C ends it); {no_window_hint(instead)}",
+                file=sys.stderr,
+            )
         return
     import pygame
 

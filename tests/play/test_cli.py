@@ -235,3 +235,19 @@ def test_record_out_a_file_is_one_line_and_leaves_it(tmp_path, capsys):
         "cannot make it (Not a directory)"
     )
     assert mine.read_text() == "mine"
+
+
+def test_an_invisible_window_at_a_terminal_is_said(monkeypatch, capsys):
+    """SDL_VIDEODRIVER=dummy set by the user: a window nobody sees would wait for keys; at a
+    terminal that is one warning line (the tests, with no terminal, get none)."""
+    from demostudio.ui.display import require_display
+
+    monkeypatch.setenv("SDL_VIDEODRIVER", "dummy")
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: True, raising=False)
+    require_display("`demostudio record ENV` plays headless")
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("demostudio: warning: SDL_VIDEODRIVER=dummy")
+    assert "Ctrl-C ends it" in err[0] and "`demostudio record ENV` plays headless" in err[0]
+    monkeypatch.setattr(sys.stdin, "isatty", lambda: False, raising=False)
+    require_display()
+    assert capsys.readouterr().err == ""
