@@ -103,10 +103,11 @@ def demo_sequences(cfg: Any) -> int | None:
 
 
 def estimate(cfg: Any, spec: ObsSpec, num_actions: int, params: int,
-             uses_replay: bool) -> list[Part]:  # fmt: skip
+             uses_replay: bool, count_demos: bool = True) -> list[Part]:  # fmt: skip
     """The parts of a run's memory that its flags size (see the module docstring). The demo
     replay counts the demos it will hold (never more than --demo-capacity): its buffer's
-    pages beyond them are never touched."""
+    pages beyond them are never touched. ``count_demos`` False: --demo-capacity, without
+    reading the demo files (an upper bound)."""
     parts: list[Part] = []
     step = step_bytes(spec, num_actions)
     lstm = int(getattr(cfg, "lstm", 0))
@@ -121,7 +122,8 @@ def estimate(cfg: Any, spec: ObsSpec, num_actions: int, params: int,
         replay("the agent replay", f"--replay-capacity {cfg.replay_capacity}",
                int(cfg.replay_capacity))  # fmt: skip
     if getattr(cfg, "demo_capacity", None) and getattr(cfg, "demos", ()):
-        held, capacity = demo_sequences(cfg), int(cfg.demo_capacity)
+        capacity = int(cfg.demo_capacity)
+        held = demo_sequences(cfg) if count_demos else None
         if held is None or held >= capacity:
             replay("the demo replay", f"--demo-capacity {capacity}", capacity)
         else:

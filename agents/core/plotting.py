@@ -81,8 +81,8 @@ def plot_runs(
 ) -> Path:
     """One line per run (labelled by its folder name), and with ``demos`` the demos' returns
     (:func:`draw_demo_band`, one per player); returns the PNG path. A run whose last start or
-    stop in metrics.jsonl is an ``interrupted`` row (Ctrl-C, not resumed since) is labelled so,
-    and ``note`` is told."""
+    stop in metrics.jsonl is an ``interrupted`` (Ctrl-C) or ``failed`` row, not resumed since,
+    is labelled so, and ``note`` is told."""
     if metric not in METRICS:
         raise ValueError(f"--metric: expected one of {sorted(METRICS)}, got {metric!r}")
     if demos and metric not in RETURN_METRICS:
@@ -101,12 +101,10 @@ def plot_runs(
     drawn = 0
     for run in map(Path, run_dirs):
         points = []  # (env steps, value): what is plotted, not the whole rows
-        stopped = None  # env steps of an interrupted or failed row no resume row followed
-        how = "interrupted"
+        stop = None  # the last interrupted or failed row, when no resume row followed it
         for r in iter_metrics(run):
             if r["kind"] in ("interrupted", "failed", "resume"):
-                stopped = r["env_steps"] if r["kind"] != "resume" else None
-                how = r["kind"]
+                stop = None if r["kind"] == "resume" else r
             if r["kind"] != kind or metric not in r:
                 continue
             if not _is_number(r[metric]):
@@ -115,10 +113,11 @@ def plot_runs(
                 )
             points.append((r["env_steps"], r[metric]))
         label = run.name
-        if stopped is not None:
-            label += f" ({how} at {stopped} env steps)"
+        if stop is not None:
+            how, at = stop["kind"], stop["env_steps"]
+            label += f" ({how} at {at} env steps)"
             said = "failed" if how == "failed" else "was interrupted"
-            note(f"{run}: the run {said} at {stopped} env steps (not finished)")
+            note(f"{run}: the run {said} at {at} env steps (not finished)")
         if not points:
             continue
         ax.plot(

@@ -419,12 +419,20 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
 
 def check_memory(agent: Agent, info: EnvInfo) -> None:
     """ValueError naming the flag when the replay buffers, the networks (counted on the meta
-    device) and a batch would need more memory than the machine has available."""
+    device) and a batch would need more memory than the machine has available. The demo
+    files are read for their lengths only when the run does not fit with the demo replay
+    counted at --demo-capacity (they are read again when loaded)."""
     params = footprint.meta_parameter_count(lambda: agent.build_networks(info))
-    parts = footprint.estimate(
-        agent.cfg, info.preprocess.spec, info.num_actions, params, agent.uses_replay
-    )
-    footprint.check_fits(parts, footprint.available_memory())
+    available = footprint.available_memory()
+
+    def parts(count_demos: bool) -> list[footprint.Part]:
+        spec, n = info.preprocess.spec, info.num_actions
+        return footprint.estimate(agent.cfg, spec, n, params, agent.uses_replay, count_demos)
+
+    try:
+        footprint.check_fits(parts(count_demos=False), available)
+    except ValueError:
+        footprint.check_fits(parts(count_demos=True), available)
 
 
 def _open(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:

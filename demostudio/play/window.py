@@ -97,10 +97,8 @@ class PlayWindow:
         self.set_zoom(self.zoom + ZOOM_STEP)
         return self.surface.get_size() != before
 
-    def zoom_out(self) -> bool:
-        before = self.surface.get_size()
+    def zoom_out(self) -> None:
         self.set_zoom(self.zoom - ZOOM_STEP)
-        return self.surface.get_size() != before
 
     def resize(self, w: int, h: int) -> None:
         """Follow a window-manager resize; the frame keeps its aspect (letterboxed)."""
