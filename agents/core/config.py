@@ -198,9 +198,21 @@ class InteractConfig(ConfigGroup):
     """With --stop-return: stop once the mean of the last this many evaluations' returns
     reaches it (1: the first evaluation that does; more asks for a result that holds)."""
 
+    gate_episodes: int = 0
+    """Deployment gate (0: off): before each evaluation the learner's network plays this many
+    test episodes (env steps of the budget, not learned from) and becomes the deployed
+    network, the one evaluation, evaluate and watch play, only when its mean return is at
+    least the deployed one's test mean minus --gate-margin (agents/core/gate.py)."""
+    gate_margin: float = 0.0
+    """With --gate-episodes: how far below the deployed network's test mean a challenger's
+    may be and still be deployed (0 for a return with a known top, as CartPole's 500; about
+    the spread of returns between episodes for a noisy one)."""
+
+    limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000}
+
     def check(self) -> None:
         require(self, ("total_env_steps", "checkpoint_every"), 1)
-        require(self, ("keep_checkpoints",), 0)
+        require(self, ("keep_checkpoints", "gate_episodes", "gate_margin"), 0)
         require(self, ("stop_evals",), 1)
 
 

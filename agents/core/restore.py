@@ -15,6 +15,7 @@ import torch
 from agents.core.checkpoint import CheckpointError, build_checked, load_checkpoint
 from agents.core.config import config_from_dict
 from agents.core.controller import AgentController
+from agents.core.gate import deployed_weights
 from agents.core.networks import NetworkSpec, RecurrentNetwork
 from agents.core.policy import BatchPolicy
 from agents.core.preprocess import Preprocessor
@@ -52,7 +53,8 @@ def restore_agent(
         spec = NetworkSpec.from_json(payload["network_specs"][acting])
         nets = build_checked(where, lambda: {acting: RecurrentNetwork(spec)}, payload["networks"])
         net = nets[acting]
-        net.load_state_dict(payload["networks"][acting])
+        deployed = deployed_weights(payload)  # the deployment gate's choice, when it made one
+        net.load_state_dict(payload["networks"][acting] if deployed is None else deployed)
         env_kwargs = agent.cfg.make_kwargs()
         env_id = str(payload["config"]["env"])
     except CheckpointError:

@@ -42,6 +42,7 @@ from agents.core.checkpoint import (
 from agents.core.config import ReplayConfig, config_to_dict
 from agents.core.controller import AgentController
 from agents.core.evaluate import EvalResult, run_episodes
+from agents.core.gate import DeployGate
 from agents.core.learner import Learner
 from agents.core.logger import RunLogger, run_folder_problem
 from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
@@ -157,6 +158,8 @@ class RunContext:
     extras: dict[str, object] = field(default_factory=dict)
     """Facts for the log (demo episodes, ...)."""
     evals: list[tuple[int, float]] = field(default_factory=list)
+    gate: DeployGate | None = None
+    """The deployment gate (--gate-episodes; None: off, evaluation plays the latest)."""
     _pool: ActorPool | None = None
 
     @property
@@ -257,6 +260,7 @@ def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
         "num_actions": ctx.info.num_actions,
         "counters": dict(ctx.counters),
         "agent_state": ctx.agent.state_dict(),
+        **({"deployed": ctx.gate.state_dict()} if ctx.gate is not None else {}),
     }
 
 
@@ -337,8 +341,11 @@ def restore_replays(ctx: RunContext, env_steps: int) -> str:
     return "restored " + ", ".join(loaded)
 
 
-def evaluate(ctx: RunContext, episodes: int, seed: int) -> EvalResult:
-    """Play ``episodes`` with the evaluation policy on a copy of the acting weights."""
+def evaluate(
+    ctx: RunContext, episodes: int, seed: int, weights: dict[str, torch.Tensor] | None = None
+) -> EvalResult:
+    """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
+    ``weights`` (the deployed ones) or the learner's own."""
     env = ctx.agent.make_env()
     try:
         policy = BatchPolicy.copy_of(
@@ -348,6 +355,8 @@ def evaluate(ctx: RunContext, episodes: int, seed: int) -> EvalResult:
             ctx.device,
             np.random.default_rng(seed),
         )
+        if weights is not None:
+            policy.load_weights(weights, -1)
         ctrl = AgentController(policy, ctx.preprocess, name=f"policy:{ctx.agent.name}")
         return run_episodes(env, ctrl, episodes, seed=seed)
     finally:
@@ -387,6 +396,10 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
                                 f"--resume: expected weights matching this config, got {exc}"),
             ) from None  # fmt: skip
         ctx.counters.update(payload["counters"])
+    if getattr(cfg, "gate_episodes", 0):
+        ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin)
+        if payload is not None:
+            ctx.gate.load_state_dict(payload, ctx.acting_weights())
     if agent.uses_replay:
         ctx.replay = PrioritizedSequenceReplay(
             cfg.replay_capacity, cfg.priority_alpha, cfg.priority_beta, cfg.priority_eta,
@@ -520,10 +533,31 @@ class _Shell:
         recent = [r for _, r in self.ctx.evals[-window:]]
         return stop is not None and len(recent) == window and float(np.mean(recent)) >= stop
 
+    def gate_test(self, clock: int) -> None:
+        """The learner's network plays the gate's test episodes (their env steps counted) and
+        is deployed if it earns it (:mod:`agents.core.gate`)."""
+        ctx, gate = self.ctx, self.ctx.gate
+        if gate is None:
+            return
+        result = evaluate(ctx, gate.episodes, seed=gate.test_seed(self.cfg.seed, clock))
+        steps = int(sum(result.lengths))
+        ctx.counters["env_steps"] += steps
+        ctx.counters["gate_steps"] = ctx.counters.get("gate_steps", 0) + steps
+        passed = gate.judge(result.returns, ctx.acting_weights(), ctx.learner.updates)
+        ctx.logger.log(
+            "gate", ctx.counters["env_steps"], tb_step=clock, gate_return=result.mean,
+            gate_passed=float(passed), deployed_updates=gate.version, deployed_return=gate.score,
+            gate_steps=ctx.counters["gate_steps"],
+        )  # fmt: skip
+        verdict = "deployed it" if passed else f"kept the deployed network ({gate.score:.2f})"
+        self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network "
+                   f"{result.mean:.2f} over {gate.episodes} episodes, {verdict}")  # fmt: skip
+
     def evaluate(self, clock: int) -> EvalResult:
         ctx, cfg = self.ctx, self.cfg
         env_steps = ctx.counters["env_steps"]
-        result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock)
+        deployed = ctx.gate.weights if ctx.gate is not None else None
+        result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock, weights=deployed)
         ctx.evals.append((env_steps, result.mean))
         ctx.logger.log(
             "eval",
@@ -602,6 +636,7 @@ class _Shell:
                 if ctx.agent.after_iteration(ctx):
                     return True
                 if now >= next_eval and not sched.done(ctx):  # the end has its own evaluation
+                    self.gate_test(now)
                     self.evaluate(now)
                     next_eval = next_multiple(phase.eval_every)
                     if self.reached_stop():

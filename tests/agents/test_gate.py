@@ -1,0 +1,137 @@
+"""The deployment gate (--gate-episodes): the rule, its env steps, what evaluation and a
+checkpoint play, resume, and a checkpoint's deployed network treated as hostile."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import pytest
+import torch
+
+from agents.core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
+from agents.core.evaluate import run_episodes
+from agents.core.gate import DeployGate
+from agents.core.logger import read_metrics
+from agents.core.restore import restore_agent
+from agents.r2d2 import R2D2Config, train_r2d2
+
+TINY = dict(
+    env="CartPole-v1",
+    num_actors=2,
+    hidden=16,
+    lstm=16,
+    burn_in=2,
+    trace=6,
+    period=3,
+    batch_size=8,
+    min_replay=8,
+    env_steps_per_update=8.0,
+    eval_every=600,
+    eval_episodes=2,
+    checkpoint_every=100_000,
+    progress=False,
+    tensorboard=False,
+    gate_episodes=2,
+)
+
+
+def test_a_challenger_is_deployed_only_when_its_test_mean_earns_it():
+    gate = DeployGate(3, margin=0.0)
+    first = {"w": torch.zeros(2)}
+    assert gate.judge([10.0, 20.0], first, version=5)  # nothing deployed yet: always
+    assert (gate.score, gate.version) == (15.0, 5)
+    first["w"] += 7.0  # the learner's weights move on; the deployed copy does not
+    assert torch.equal(gate.weights["w"], torch.zeros(2))
+    assert not gate.judge([14.0], {"w": torch.ones(2)}, version=6)
+    assert (gate.score, gate.version) == (15.0, 5)
+    assert torch.equal(gate.weights["w"], torch.zeros(2))
+    assert gate.judge([15.0], {"w": torch.ones(2)}, version=7)  # as good: deployed
+    assert gate.version == 7 and torch.equal(gate.weights["w"], torch.ones(2))
+
+    lenient = DeployGate(3, margin=5.0)
+    lenient.judge([100.0], first, version=1)
+    assert lenient.judge([95.0], first, version=2) and lenient.score == 95.0
+    assert not lenient.judge([89.0], first, version=3)
+
+
+def _refuse_after_first(monkeypatch):
+    """Every gate test after the run's first (or a resumed run's) is refused."""
+    judge = DeployGate.judge
+
+    def strict(self, returns, weights, version):
+        return judge(self, returns, weights, version) if self.weights is None else False
+
+    monkeypatch.setattr(DeployGate, "judge", strict)
+
+
+def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps_it(
+    tmp_path, monkeypatch
+):
+    _refuse_after_first(monkeypatch)
+    run = tmp_path / "run"
+    result = train_r2d2(R2D2Config(**TINY, total_env_steps=1800, run_dir=run))
+    rows = read_metrics(run)
+    gates = [r for r in rows if r["kind"] == "gate"]
+    evals = [r for r in rows if r["kind"] == "eval"]
+    assert len(gates) == len(evals) - 1 >= 2  # before every scheduled evaluation, not the end
+    assert [g["gate_passed"] for g in gates] == [1.0] + [0.0] * (len(gates) - 1)
+    payload = load_checkpoint(run / "checkpoints" / "final.pt")
+    counters = payload["counters"]
+    assert counters["gate_steps"] == gates[-1]["gate_steps"] >= 2 * 8  # >= 8 steps an episode
+    assert counters["env_steps"] == result.env_steps >= 1800
+    # the tests' steps bring no updates: the replay ratio counts the actors' steps only
+    assert result.updates <= (result.env_steps - counters["gate_steps"]) / 8.0
+
+    deployed = payload["deployed"]
+    assert deployed["version"] == gates[0]["deployed_updates"] < result.updates
+    latest = payload["networks"]["main"]
+    assert any(not torch.equal(deployed["weights"][k], latest[k]) for k in latest)
+    # the final evaluation played the deployed network, and so does a restored agent
+    agent = restore_agent(run / "checkpoints" / "final.pt")
+    for k, v in agent.controller.policy.network.state_dict().items():
+        assert torch.equal(v, deployed["weights"][k])
+    env = gym.make("CartPole-v1")
+    replayed = run_episodes(env, agent.controller, 2, seed=10_000 + result.env_steps)
+    assert evals[-1]["eval_return"] == pytest.approx(replayed.mean)
+
+    resumed = train_r2d2(R2D2Config(**TINY, total_env_steps=3000, run_dir=run, resume=True))
+    after = load_checkpoint(run / "checkpoints" / "final.pt")
+    assert resumed.env_steps >= 3000
+    assert after["deployed"]["version"] == deployed["version"]  # every later test refused
+    assert after["deployed"]["score"] == deployed["score"]
+    assert after["counters"]["gate_steps"] > counters["gate_steps"]
+
+
+def test_a_checkpoints_deployed_network_is_checked_like_the_rest(tmp_path):
+    run = tmp_path / "run"
+    train_r2d2(R2D2Config(**TINY, total_env_steps=700, run_dir=run))
+    path = run / "checkpoints" / "final.pt"
+    payload = load_checkpoint(path)
+    payload.pop("path")
+    good = payload["deployed"]
+    bad_cases = {
+        "text": ({**good, "weights": "x"}, r"\[deployed.weights\]: expected a dict of tensors"),
+        "number": ({**good, "weights": {"a": 1}}, "got int for 'a'"),
+        "score": ({**good, "score": "high"}, r"\[deployed.score\]: expected a number"),
+        "shape": (
+            {**good, "weights": {k: torch.zeros(3) for k in good["weights"]}},
+            "expected network weights matching",
+        ),
+    }
+    for name, (deployed, message) in bad_cases.items():
+        hostile = tmp_path / f"{name}.pt"
+        save_checkpoint(hostile, {**payload, "deployed": deployed})
+        with pytest.raises(CheckpointError, match=message):
+            restore_agent(hostile)
+    # resuming a run whose last checkpoint holds the wrong shapes: one line naming the field
+    save_checkpoint(path, {**payload, "deployed": bad_cases["shape"][0]})
+    with pytest.raises(CheckpointError, match=r"\[deployed.weights\]: expected .* of shape"):
+        train_r2d2(R2D2Config(**TINY, total_env_steps=900, run_dir=run, resume=True))
+
+
+def test_gate_flags_are_checked():
+    with pytest.raises(ValueError, match="--gate-episodes: expected >= 0, got -1"):
+        R2D2Config(**{**TINY, "gate_episodes": -1}).validate()
+    with pytest.raises(ValueError, match="--gate-margin: expected >= 0"):
+        R2D2Config(**{**TINY, "gate_margin": -1.0}).validate()
+    with pytest.raises(ValueError, match="--gate-episodes: expected <= 10000"):
+        R2D2Config(**{**TINY, "gate_episodes": 10**6}).validate()
