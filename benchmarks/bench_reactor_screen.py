@@ -1,7 +1,7 @@
 """Screen a Reactor CartPole setting against the strict criterion; prints one JSON object.
 
   python benchmarks/bench_reactor_screen.py [--seeds 0 1 ... 11] [--budget 40000]
-      [--jobs 2] [--all] [--set FIELD=JSON ...]
+      [--jobs 2] [--all] [--set FIELD=JSON ...] [--work DIR] [--read]
 
 The criterion of issue 13 is "every evaluation after the first mean >= 475 stays >= 475 to
 the end of the budget, on every seed". A setting that dips on one seed has failed it, so
@@ -47,17 +47,22 @@ def first_dip(curve: Curve, target: float = TARGET) -> tuple[int | None, int | N
     return hit, next((i for i in range(hit + 1, len(curve)) if curve[i][1] < target), None)
 
 
-def read_curve(work: Path) -> Curve:
-    """The evaluations written so far by the run under ``work`` (a line being written is
-    skipped)."""
+def read_rows(work: Path, kind: str) -> list[dict]:
+    """The metrics rows of ``kind`` written so far by the run under ``work`` (a line being
+    written is skipped)."""
     from agents.core.logger import read_metrics
 
     rows = []
     for path in sorted(work.glob("runs/*/metrics.jsonl")):
         for row in read_metrics(path.parent, skip_bad=True):
-            if isinstance(row, dict) and row.get("kind") == "eval":
-                rows.append((int(row["env_steps"]), float(row["eval_return"])))
-    return sorted(rows)
+            if isinstance(row, dict) and row.get("kind") == kind:
+                rows.append(row)
+    return sorted(rows, key=lambda r: r["env_steps"])
+
+
+def read_curve(work: Path) -> Curve:
+    """The evaluations written so far by the run under ``work``."""
+    return [(int(r["env_steps"]), float(r["eval_return"])) for r in read_rows(work, "eval")]
 
 
 def bench_command(budget: int, sets: list[str]):
@@ -95,10 +100,41 @@ class Run:
                "first_475_at": None if hit is None else curve[hit][0],
                "dipped_at": None if dip is None else list(curve[dip]),
                "curve": [[s, round(v, 1)] for s, v in curve]}  # fmt: skip
+        tests = read_rows(self.work, "gate")
+        if tests:  # a deployment gate: the curve above is the deployed network's
+            # the learner's network at each test: env steps, worst episode, episodes played
+            # (a test stops at the first below the bar), deployed or not
+            out["gate_tests"] = [[r["env_steps"], round(r["gate_worst"], 1), r["gate_played"],
+                                  bool(r["gate_passed"])] for r in tests]  # fmt: skip
         if status == "error":
             lines = self.err.read_text(encoding="utf-8", errors="replace").strip().splitlines()
             out["error"] = lines[-1] if lines else f"exit status {self.proc.returncode}"
         return out
+
+
+def reread(seeds: list[int], work: Path, budget: int) -> dict:
+    """A finished screen's result again from its work folder (``--read``), with the learner
+    curves of runs that had a deployment gate: ``stable`` / ``dipped`` / ``never`` as the
+    screen decides them, ``incomplete`` for a run stopped before its budget."""
+
+    class Done(Run):
+        def __init__(self, seed: int):
+            self.seed, self.work = seed, work / f"seed{seed}"
+
+    runs = []
+    for seed in seeds:
+        run, curve = Done(seed), read_curve(work / f"seed{seed}")
+        hit, dip = first_dip(curve)
+        if dip is not None:
+            status = "dipped"
+        elif not curve or curve[-1][0] < budget:
+            status = "incomplete" if curve else "not_run"
+        else:
+            status = "stable" if hit is not None else "never"
+        runs.append(run.result(status, curve))
+    stable = sum(r["status"] == "stable" for r in runs)
+    return {"verdict": f"{stable} of {len(seeds)} stable", "stable": stable, "of": len(seeds),
+            "runs": runs}  # fmt: skip
 
 
 def screen(seeds: list[int], jobs: int, every: bool, work: Path, command,
@@ -160,6 +196,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--set", nargs="*", default=[], metavar="FIELD=JSON",
                    help="config overrides for every run, as bench_reactor.py's")  # fmt: skip
     p.add_argument("--work", default="/tmp/demostudio-bench-reactor-screen")
+    p.add_argument("--read", action="store_true",
+                   help="run nothing: report the runs already in --work")  # fmt: skip
     args = p.parse_args(argv)
     if args.jobs < 1 or args.budget < 1:
         p.error(f"--jobs and --budget: expected >= 1, got {args.jobs} and {args.budget}")
@@ -167,9 +205,13 @@ def main(argv: list[str] | None = None) -> int:
     from bench_reactor import parse_overrides
 
     parse_overrides(p, args.set)  # the runs' own check, before any run starts
-    command = bench_command(args.budget, args.set)
+    if args.read:
+        result = reread(args.seeds, Path(args.work), args.budget)
+    else:
+        command = bench_command(args.budget, args.set)
+        result = screen(args.seeds, args.jobs, args.all, Path(args.work), command)
     out = {"benchmark": "reactor-cartpole-screen", "budget": args.budget, "set": args.set,
-           **screen(args.seeds, args.jobs, args.all, Path(args.work), command)}  # fmt: skip
+           **result}  # fmt: skip
     json.dump(out, sys.stdout, indent=2)
     print()
     return 0

@@ -25,9 +25,14 @@ class EvalResult(NamedTuple):
 
 
 def run_episodes(
-    env: gym.Env, controller: AgentController, episodes: int, seed: int | None = None
+    env: gym.Env,
+    controller: AgentController,
+    episodes: int,
+    seed: int | None = None,
+    stop_below: float | None = None,
 ) -> EvalResult:
-    """Play ``episodes`` episodes of ``env`` with ``controller`` (feeding it the rewards)."""
+    """Play ``episodes`` episodes of ``env`` with ``controller`` (feeding it the rewards);
+    ``stop_below``: stop after the first episode whose return is below it."""
     returns, lengths = [], []
     for i in range(episodes):
         obs, info = env.reset(seed=None if seed is None else seed + i)
@@ -41,6 +46,8 @@ def run_episodes(
             done = terminated or truncated
         returns.append(total)
         lengths.append(steps)
+        if stop_below is not None and total < stop_below:
+            break
     return EvalResult(returns, lengths)
 
 

@@ -15,7 +15,7 @@ import torch
 from agents.core.checkpoint import CheckpointError, build_checked, load_checkpoint
 from agents.core.config import config_from_dict
 from agents.core.controller import AgentController
-from agents.core.gate import deployed_weights
+from agents.core.gate import deployed_summary, deployed_weights
 from agents.core.networks import NetworkSpec, RecurrentNetwork
 from agents.core.policy import BatchPolicy
 from agents.core.preprocess import Preprocessor
@@ -33,6 +33,9 @@ class RestoredAgent(NamedTuple):
     path: str
     interrupted: bool = False
     """The checkpoint is the state a Ctrl-C stopped its run in (``--resume`` continues it)."""
+    deployed: tuple[int, float] | None = None
+    """``(learner updates, test mean)`` of the deployed network it plays when its run had a
+    deployment gate (``--gate-episodes``); None: it plays the learner's last weights."""
 
 
 def restore_agent(
@@ -73,6 +76,7 @@ def restore_agent(
     return RestoredAgent(
         ctrl, agent.make_env, env_id, env_kwargs, algo, dict(payload["counters"]), where,
         payload.get("interrupted") is True,
+        None if deployed is None else deployed_summary(payload),
     )  # fmt: skip
 
 

@@ -342,10 +342,15 @@ def restore_replays(ctx: RunContext, env_steps: int) -> str:
 
 
 def evaluate(
-    ctx: RunContext, episodes: int, seed: int, weights: dict[str, torch.Tensor] | None = None
+    ctx: RunContext,
+    episodes: int,
+    seed: int,
+    weights: dict[str, torch.Tensor] | None = None,
+    stop_below: float | None = None,
 ) -> EvalResult:
     """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
-    ``weights`` (the deployed ones) or the learner's own."""
+    ``weights`` (the deployed ones) or the learner's own (``stop_below``: as
+    :func:`run_episodes`)."""
     env = ctx.agent.make_env()
     try:
         policy = BatchPolicy.copy_of(
@@ -358,7 +363,7 @@ def evaluate(
         if weights is not None:
             policy.load_weights(weights, -1)
         ctrl = AgentController(policy, ctx.preprocess, name=f"policy:{ctx.agent.name}")
-        return run_episodes(env, ctrl, episodes, seed=seed)
+        return run_episodes(env, ctrl, episodes, seed=seed, stop_below=stop_below)
     finally:
         env.close()
 
@@ -539,19 +544,22 @@ class _Shell:
         ctx, gate = self.ctx, self.ctx.gate
         if gate is None:
             return
-        result = evaluate(ctx, gate.episodes, seed=gate.test_seed(self.cfg.seed, clock))
+        bar = gate.bar if gate.weights is not None else None
+        result = evaluate(ctx, gate.episodes, gate.test_seed(self.cfg.seed, clock), stop_below=bar)
         steps = int(sum(result.lengths))
         ctx.counters["env_steps"] += steps
         ctx.counters["gate_steps"] = ctx.counters.get("gate_steps", 0) + steps
         passed = gate.judge(result.returns, ctx.acting_weights(), ctx.learner.updates)
         ctx.logger.log(
             "gate", ctx.counters["env_steps"], tb_step=clock, gate_return=result.mean,
-            gate_passed=float(passed), deployed_updates=gate.version, deployed_return=gate.score,
+            gate_worst=min(result.returns), gate_played=len(result.returns),
+            gate_passed=float(passed), deployed_updates=gate.version, deployed_worst=gate.score,
             gate_steps=ctx.counters["gate_steps"],
         )  # fmt: skip
-        verdict = "deployed it" if passed else f"kept the deployed network ({gate.score:.2f})"
-        self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network "
-                   f"{result.mean:.2f} over {gate.episodes} episodes, {verdict}")  # fmt: skip
+        worst, played = min(result.returns), len(result.returns)
+        verdict = "deployed it" if passed else f"kept the deployed network (worst {gate.score:.2f})"
+        self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network, "
+                   f"worst {worst:.2f} of {played} episodes, {verdict}")  # fmt: skip
 
     def evaluate(self, clock: int) -> EvalResult:
         ctx, cfg = self.ctx, self.cfg

@@ -206,6 +206,13 @@ def _restore(checkpoint: Path, device: str, epsilon: float, seed: int):
     if agent.interrupted:
         steps = agent.counters.get("env_steps", 0)
         _note(f"{agent.path}: its run was interrupted at {steps} env steps (not finished)")
+    if agent.deployed is not None:
+        version, score = agent.deployed
+        _note(
+            f"{agent.path}: plays the network its deployment gate kept (learner update "
+            f"{version}, test mean {score:.2f}); the learner went on to update "
+            f"{agent.counters.get('updates', version)}"
+        )
     return agent
 
 

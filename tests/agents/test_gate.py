@@ -13,6 +13,7 @@ from agents.core.gate import DeployGate
 from agents.core.logger import read_metrics
 from agents.core.restore import restore_agent
 from agents.r2d2 import R2D2Config, train_r2d2
+from demostudio.cli import main
 
 TINY = dict(
     env="CartPole-v1",
@@ -34,22 +35,24 @@ TINY = dict(
 )
 
 
-def test_a_challenger_is_deployed_only_when_its_test_mean_earns_it():
-    gate = DeployGate(3, margin=0.0)
+def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_bar():
+    gate = DeployGate(2, margin=0.0)
     first = {"w": torch.zeros(2)}
     assert gate.judge([10.0, 20.0], first, version=5)  # nothing deployed yet: always
-    assert (gate.score, gate.version) == (15.0, 5)
+    assert (gate.score, gate.bar, gate.version) == (10.0, 10.0, 5)  # its worst episode
     first["w"] += 7.0  # the learner's weights move on; the deployed copy does not
     assert torch.equal(gate.weights["w"], torch.zeros(2))
-    assert not gate.judge([14.0], {"w": torch.ones(2)}, version=6)
-    assert (gate.score, gate.version) == (15.0, 5)
+    assert not gate.judge([30.0], {"w": torch.ones(2)}, version=6)  # stopped early: 1 of 2
+    assert not gate.judge([9.0, 50.0], {"w": torch.ones(2)}, version=6)  # a mean of 29.5
+    assert (gate.score, gate.version) == (10.0, 5)
     assert torch.equal(gate.weights["w"], torch.zeros(2))
-    assert gate.judge([15.0], {"w": torch.ones(2)}, version=7)  # as good: deployed
+    assert gate.judge([10.0, 11.0], {"w": torch.ones(2)}, version=7)  # every one at the bar
     assert gate.version == 7 and torch.equal(gate.weights["w"], torch.ones(2))
 
-    lenient = DeployGate(3, margin=5.0)
+    lenient = DeployGate(1, margin=5.0)
     lenient.judge([100.0], first, version=1)
-    assert lenient.judge([95.0], first, version=2) and lenient.score == 95.0
+    assert lenient.bar == 95.0
+    assert lenient.judge([95.0], first, version=2) and lenient.bar == 90.0
     assert not lenient.judge([89.0], first, version=3)
 
 
@@ -64,7 +67,7 @@ def _refuse_after_first(monkeypatch):
 
 
 def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps_it(
-    tmp_path, monkeypatch
+    tmp_path, monkeypatch, capsys
 ):
     _refuse_after_first(monkeypatch)
     run = tmp_path / "run"
@@ -92,6 +95,14 @@ def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps
     env = gym.make("CartPole-v1")
     replayed = run_episodes(env, agent.controller, 2, seed=10_000 + result.env_steps)
     assert evals[-1]["eval_return"] == pytest.approx(replayed.mean)
+    # a test stops at the first episode below its bar
+    assert len(run_episodes(env, agent.controller, 5, seed=0, stop_below=1e9).returns) == 1
+    assert all(g["gate_played"] <= 2 and g["gate_worst"] <= g["gate_return"] for g in gates)
+    assert agent.deployed == (deployed["version"], deployed["score"])
+    assert main(["evaluate", str(run), "--episodes", "1"]) == 0
+    said = capsys.readouterr().err
+    kept = f"plays the network its deployment gate kept (learner update {deployed['version']}"
+    assert kept in said
 
     resumed = train_r2d2(R2D2Config(**TINY, total_env_steps=3000, run_dir=run, resume=True))
     after = load_checkpoint(run / "checkpoints" / "final.pt")
