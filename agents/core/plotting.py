@@ -14,7 +14,8 @@ import numpy as np
 from agents.core.logger import iter_metrics
 from demostudio.episode import find_episodes, read_summary
 
-METRICS = {"eval_return": "eval", "episode_return": "train", "loss": "train", "sps": "train"}
+METRICS = {"eval_return": "eval", "episode_return": "train", "loss": "train", "sps": "train",
+           "gate_worst": "gate"}  # fmt: skip
 RETURN_METRICS = ("eval_return", "episode_return")
 
 

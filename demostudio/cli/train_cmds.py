@@ -382,8 +382,10 @@ class PlotConfig:
     """Run folders (each with a metrics.jsonl)."""
     out: Path = Path("learning_curves.png")
     """PNG file to write."""
-    metric: Literal["eval_return", "episode_return", "loss", "sps"] = "eval_return"
-    """What to plot against env steps."""
+    metric: Literal["eval_return", "episode_return", "loss", "sps", "gate_worst"] = "eval_return"
+    """What to plot against env steps (gate_worst: with --gate-episodes, the worst test
+    episode of the learner's network before each evaluation, beside the deployed one's
+    eval_return)."""
     title: str | None = None
     """Plot title (none: the metric's name)."""
     demos: tuple[Path, ...] = ()

@@ -103,6 +103,9 @@ def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps
     said = capsys.readouterr().err
     kept = f"plays the network its deployment gate kept (learner update {deployed['version']}"
     assert kept in said
+    png = tmp_path / "gate.png"  # the learner's tests beside the deployed network's evaluations
+    assert main(["plot", str(run), "--metric", "gate_worst", "--out", str(png)]) == 0
+    assert png.stat().st_size > 1000
 
     resumed = train_r2d2(R2D2Config(**TINY, total_env_steps=3000, run_dir=run, resume=True))
     after = load_checkpoint(run / "checkpoints" / "final.pt")
