@@ -14,25 +14,9 @@ from agents.core.logger import read_metrics
 from agents.core.restore import restore_agent
 from agents.r2d2 import R2D2Config, train_r2d2
 from demostudio.cli import main
+from tests.agents.test_training import TINY as TRAINING_TINY
 
-TINY = dict(
-    env="CartPole-v1",
-    num_actors=2,
-    hidden=16,
-    lstm=16,
-    burn_in=2,
-    trace=6,
-    period=3,
-    batch_size=8,
-    min_replay=8,
-    env_steps_per_update=8.0,
-    eval_every=600,
-    eval_episodes=2,
-    checkpoint_every=100_000,
-    progress=False,
-    tensorboard=False,
-    gate_episodes=2,
-)
+TINY = {**TRAINING_TINY, "checkpoint_every": 100_000, "gate_episodes": 2}
 
 
 def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_bar():
