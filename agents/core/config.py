@@ -204,9 +204,12 @@ class InteractConfig(ConfigGroup):
     network, the one evaluation, evaluate and watch play, only when its mean return is at
     least the deployed one's test mean minus --gate-margin (agents/core/gate.py)."""
     gate_margin: float = 0.0
-    """With --gate-episodes: how far below the deployed network's test mean a challenger's
-    may be and still be deployed (0 for a return with a known top, as CartPole's 500; about
-    the spread of returns between episodes for a noisy one)."""
+    """With --gate-episodes: how far below the deployed network's worst test episode each of
+    a challenger's may be and it still be deployed (0 for a return with a known top, as
+    CartPole's 500; about the spread of returns between episodes for a noisy one)."""
+    gate_share: float = 0.25
+    """With --gate-episodes: the most of the env steps the tests may take; a test starts only
+    while the tests so far have taken at most this share (the learner keeps the rest)."""
 
     limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000}
 
@@ -214,6 +217,8 @@ class InteractConfig(ConfigGroup):
         require(self, ("total_env_steps", "checkpoint_every"), 1)
         require(self, ("keep_checkpoints", "gate_episodes", "gate_margin"), 0)
         require(self, ("stop_evals",), 1)
+        if not 0.0 < self.gate_share <= 1.0:
+            raise ValueError(f"--gate-share: expected in (0, 1], got {self.gate_share}")
 
 
 @dataclass

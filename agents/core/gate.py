@@ -20,8 +20,11 @@ start in ten passes a 5-episode test of its mean more often than not (measured o
 The test episodes are real env steps: they count in ``--total-env-steps`` (the budget, the
 clock of evaluations and schedules) and in ``counters["gate_steps"]``; they are not learned
 from (no sequences, and the replay ratio counts only the actors' steps, so they bring no
-updates). With a noisy return the worst of ``K`` episodes varies a lot between equally good
-networks: a margin of about the spread of returns lets an equal challenger through.
+updates). A test starts only while the tests so far have taken at most ``--gate-share`` of
+the env steps: ten CartPole episodes of 500 steps before every evaluation took most of the
+budget, and a seed that learned slowly was starved of updates. With a noisy return the
+worst of ``K`` episodes varies a lot between equally good networks: a margin of about the
+spread of returns lets an equal challenger through.
 """
 
 from __future__ import annotations
@@ -40,9 +43,10 @@ SEED_OFFSET = 500_000_000
 
 
 class DeployGate:
-    def __init__(self, episodes: int, margin: float):
+    def __init__(self, episodes: int, margin: float, share: float = 1.0):
         self.episodes = int(episodes)
         self.margin = float(margin)
+        self.share = float(share)
         self.weights: dict[str, torch.Tensor] | None = None
         """The deployed network's weights (None until a first test)."""
         self.score = -math.inf
@@ -56,6 +60,11 @@ class DeployGate:
 
     def test_seed(self, seed: int, clock: int) -> int:
         return (seed + SEED_OFFSET + clock) % 2**31
+
+    def due(self, env_steps: int, gate_steps: int) -> bool:
+        """A test may start: nothing is deployed yet, or the tests so far have taken at most
+        ``share`` of the run's ``env_steps``."""
+        return self.weights is None or gate_steps <= self.share * env_steps
 
     @property
     def bar(self) -> float:

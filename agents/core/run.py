@@ -402,7 +402,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
             ) from None  # fmt: skip
         ctx.counters.update(payload["counters"])
     if getattr(cfg, "gate_episodes", 0):
-        ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin)
+        ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share)
         if payload is not None:
             ctx.gate.load_state_dict(payload, ctx.acting_weights())
     if agent.uses_replay:
@@ -542,7 +542,8 @@ class _Shell:
         """The learner's network plays the gate's test episodes (their env steps counted) and
         is deployed if it earns it (:mod:`agents.core.gate`)."""
         ctx, gate = self.ctx, self.ctx.gate
-        if gate is None:
+        spent = ctx.counters.get("gate_steps", 0)
+        if gate is None or not gate.due(ctx.counters["env_steps"], spent):
             return
         bar = gate.bar if gate.weights is not None else None
         result = evaluate(ctx, gate.episodes, gate.test_seed(self.cfg.seed, clock), stop_below=bar)

@@ -16,7 +16,7 @@ from agents.r2d2 import R2D2Config, train_r2d2
 from demostudio.cli import main
 from tests.agents.test_training import TINY as TRAINING_TINY
 
-TINY = {**TRAINING_TINY, "checkpoint_every": 100_000, "gate_episodes": 2}
+TINY = {**TRAINING_TINY, "checkpoint_every": 100_000, "gate_episodes": 2, "gate_share": 1.0}
 
 
 def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_bar():
@@ -32,6 +32,11 @@ def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_bar()
     assert torch.equal(gate.weights["w"], torch.zeros(2))
     assert gate.judge([10.0, 11.0], {"w": torch.ones(2)}, version=7)  # every one at the bar
     assert gate.version == 7 and torch.equal(gate.weights["w"], torch.ones(2))
+
+    capped = DeployGate(2, margin=0.0, share=0.25)
+    assert capped.due(env_steps=100, gate_steps=500)  # nothing deployed yet: always
+    capped.judge([1.0, 1.0], first, version=1)
+    assert capped.due(1000, 250) and not capped.due(1000, 251)
 
     lenient = DeployGate(1, margin=5.0)
     lenient.judge([100.0], first, version=1)
@@ -97,6 +102,26 @@ def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps
     assert after["deployed"]["version"] == deployed["version"]  # every later test refused
     assert after["deployed"]["score"] == deployed["score"]
     assert after["counters"]["gate_steps"] > counters["gate_steps"]
+
+
+def test_tests_start_only_while_they_have_taken_at_most_their_share(tmp_path):
+    run = tmp_path / "run"
+    cfg = R2D2Config(**{**TINY, "gate_share": 0.1, "eval_every": 200, "gate_episodes": 5},
+                     total_env_steps=3000, run_dir=run)  # fmt: skip
+    train_r2d2(cfg)
+    rows = read_metrics(run)
+    gates = [r for r in rows if r["kind"] == "gate"]
+    evals = [r for r in rows if r["kind"] == "eval"]
+    assert 2 <= len(gates) < len(evals) - 1  # some evaluations came without a test
+    spent_before = 0
+    for g in gates:
+        steps = g["gate_steps"] - spent_before
+        if spent_before:  # the first test always runs
+            assert spent_before <= 0.1 * (g["env_steps"] - steps)
+        spent_before = g["gate_steps"]
+    for share in (0.0, 1.5):
+        with pytest.raises(ValueError, match=r"--gate-share: expected in \(0, 1\], got"):
+            R2D2Config(**{**TINY, "gate_share": share}).validate()
 
 
 def test_a_checkpoints_deployed_network_is_checked_like_the_rest(tmp_path):
