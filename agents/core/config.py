@@ -199,10 +199,11 @@ class InteractConfig(ConfigGroup):
     reaches it (1: the first evaluation that does; more asks for a result that holds)."""
 
     gate_episodes: int = 0
-    """Deployment gate (0: off): before each evaluation the learner's network plays this many
-    test episodes (env steps of the budget, not learned from) and becomes the deployed
-    network, the one evaluation, evaluate and watch play, only when its mean return is at
-    least the deployed one's test mean minus --gate-margin (agents/core/gate.py)."""
+    """Deployment gate (0: off): before an evaluation the learner's network plays up to this
+    many test episodes (env steps of the budget, not learned from) and becomes the deployed
+    network, the one evaluation, evaluate and watch play, only when every one returns at
+    least the deployed one's worst test episode minus --gate-margin; a test stops at the
+    first episode below that (agents/core/gate.py)."""
     gate_margin: float = 0.0
     """With --gate-episodes: how far below the deployed network's worst test episode each of
     a challenger's may be and it still be deployed (0 for a return with a known top, as

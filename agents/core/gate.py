@@ -133,7 +133,7 @@ def deployed_weights(payload: Mapping[str, Any]) -> Mapping[str, torch.Tensor] |
 
 
 def deployed_summary(payload: Mapping[str, Any]) -> tuple[int, float]:
-    """``(learner updates, test mean)`` of a checkpoint's deployed network, once
+    """``(learner updates, worst test episode)`` of a checkpoint's deployed network, once
     :func:`deployed_weights` has found one (an unreadable update count reads -1)."""
     state = payload["deployed"]
     version = state.get("version")

@@ -34,7 +34,7 @@ class RestoredAgent(NamedTuple):
     interrupted: bool = False
     """The checkpoint is the state a Ctrl-C stopped its run in (``--resume`` continues it)."""
     deployed: tuple[int, float] | None = None
-    """``(learner updates, test mean)`` of the deployed network it plays when its run had a
+    """``(learner updates, worst test episode)`` of the deployed network it plays when its run had a
     deployment gate (``--gate-episodes``); None: it plays the learner's last weights."""
 
 

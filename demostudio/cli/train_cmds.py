@@ -210,7 +210,7 @@ def _restore(checkpoint: Path, device: str, epsilon: float, seed: int):
         version, score = agent.deployed
         _note(
             f"{agent.path}: plays the network its deployment gate kept (learner update "
-            f"{version}, test mean {score:.2f}); the learner went on to update "
+            f"{version}, worst test episode {score:.2f}); the learner went on to update "
             f"{agent.counters.get('updates', version)}"
         )
     return agent
