@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import NamedTuple
 
 import gymnasium as gym
@@ -29,10 +30,10 @@ def run_episodes(
     controller: AgentController,
     episodes: int,
     seed: int | None = None,
-    stop_below: float | None = None,
+    stop: Callable[[list[float]], bool] | None = None,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``env`` with ``controller`` (feeding it the rewards);
-    ``stop_below``: stop after the first episode whose return is below it."""
+    ``stop``: asked with the returns so far after each episode, True ends the play."""
     returns, lengths = [], []
     for i in range(episodes):
         obs, info = env.reset(seed=None if seed is None else seed + i)
@@ -46,7 +47,7 @@ def run_episodes(
             done = terminated or truncated
         returns.append(total)
         lengths.append(steps)
-        if stop_below is not None and total < stop_below:
+        if stop is not None and stop(returns):
             break
     return EvalResult(returns, lengths)
 

@@ -16,6 +16,7 @@ import math
 import shutil
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -346,10 +347,10 @@ def evaluate(
     episodes: int,
     seed: int,
     weights: dict[str, torch.Tensor] | None = None,
-    stop_below: float | None = None,
+    stop: Callable[[list[float]], bool] | None = None,
 ) -> EvalResult:
     """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
-    ``weights`` (the deployed ones) or the learner's own (``stop_below``: as
+    ``weights`` (the deployed ones) or the learner's own (``stop``: as
     :func:`run_episodes`)."""
     env = ctx.agent.make_env()
     try:
@@ -363,7 +364,7 @@ def evaluate(
         if weights is not None:
             policy.load_weights(weights, -1)
         ctrl = AgentController(policy, ctx.preprocess, name=f"policy:{ctx.agent.name}")
-        return run_episodes(env, ctrl, episodes, seed=seed, stop_below=stop_below)
+        return run_episodes(env, ctrl, episodes, seed=seed, stop=stop)
     finally:
         env.close()
 
@@ -545,8 +546,8 @@ class _Shell:
         spent = ctx.counters.get("gate_steps", 0)
         if gate is None or not gate.due(ctx.counters["env_steps"], spent):
             return
-        bar = gate.bar if gate.weights is not None else None
-        result = evaluate(ctx, gate.episodes, gate.test_seed(self.cfg.seed, clock), stop_below=bar)
+        seed = gate.test_seed(self.cfg.seed, clock)
+        result = evaluate(ctx, gate.episodes, seed, stop=gate.failed)
         steps = int(sum(result.lengths))
         ctx.counters["env_steps"] += steps
         ctx.counters["gate_steps"] = ctx.counters.get("gate_steps", 0) + steps
@@ -555,10 +556,13 @@ class _Shell:
             "gate", ctx.counters["env_steps"], tb_step=clock, gate_return=result.mean,
             gate_worst=min(result.returns), gate_played=len(result.returns),
             gate_passed=float(passed), deployed_updates=gate.version, deployed_worst=gate.score,
-            gate_steps=ctx.counters["gate_steps"],
+            gate_best=gate.best, gate_steps=ctx.counters["gate_steps"],
         )  # fmt: skip
         worst, played = min(result.returns), len(result.returns)
-        verdict = "deployed it" if passed else f"kept the deployed network (worst {gate.score:.2f})"
+        verdict = "deployed it" if passed else (
+            f"kept the deployed network (worst {gate.score:.2f})" if gate.weights is not None
+            else f"nothing deployed yet (best test episode {gate.best:.2f})"
+        )  # fmt: skip
         self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network, "
                    f"worst {worst:.2f} of {played} episodes, {verdict}")  # fmt: skip
 

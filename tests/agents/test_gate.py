@@ -16,33 +16,36 @@ from agents.r2d2 import R2D2Config, train_r2d2
 from demostudio.cli import main
 from tests.agents.test_training import TINY as TRAINING_TINY
 
-TINY = {**TRAINING_TINY, "checkpoint_every": 100_000, "gate_episodes": 2, "gate_share": 1.0}
+# a margin no CartPole return spread reaches: the first test deploys its network
+TINY = {**TRAINING_TINY, "checkpoint_every": 100_000, "gate_episodes": 2, "gate_share": 1.0,
+        "gate_margin": 1000.0}  # fmt: skip
 
 
-def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_bar():
+def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_best_seen():
     gate = DeployGate(2, margin=0.0)
-    first = {"w": torch.zeros(2)}
-    assert gate.judge([10.0, 20.0], first, version=5)  # nothing deployed yet: always
-    assert (gate.score, gate.bar, gate.version) == (10.0, 10.0, 5)  # its worst episode
-    first["w"] += 7.0  # the learner's weights move on; the deployed copy does not
-    assert torch.equal(gate.weights["w"], torch.zeros(2))
-    assert not gate.judge([30.0], {"w": torch.ones(2)}, version=6)  # stopped early: 1 of 2
-    assert not gate.judge([9.0, 50.0], {"w": torch.ones(2)}, version=6)  # a mean of 29.5
-    assert (gate.score, gate.version) == (10.0, 5)
-    assert torch.equal(gate.weights["w"], torch.zeros(2))
-    assert gate.judge([10.0, 11.0], {"w": torch.ones(2)}, version=7)  # every one at the bar
-    assert gate.version == 7 and torch.equal(gate.weights["w"], torch.ones(2))
+    assert not gate.judge([10.0, 20.0], {"w": torch.zeros(2)}, version=1)  # 10 < its own 20
+    assert gate.weights is None and gate.best == 20.0  # nothing deployed: evaluation plays
+    assert gate.failed([15.0]) and not gate.failed([20.0]) and not gate.failed([25.0])
+    assert gate.failed([25.0, 24.0])  # below this test's own best
+    assert not gate.judge([30.0], {"w": torch.ones(2)}, version=2)  # stopped after 1 of 2
+    assert gate.best == 30.0
+    learner = {"w": torch.ones(2)}
+    assert gate.judge([30.0, 30.0], learner, version=3)
+    assert (gate.score, gate.version) == (30.0, 3)
+    learner["w"] += 7.0  # the learner's weights move on; the deployed copy does not
+    assert torch.equal(gate.weights["w"], torch.ones(2))
+    assert not gate.judge([31.0, 30.0], learner, version=4)  # 30 < the new best 31
+    assert gate.version == 3 and gate.best == 31.0 and torch.equal(gate.weights["w"], torch.ones(2))
 
-    capped = DeployGate(2, margin=0.0, share=0.25)
+    lenient = DeployGate(2, margin=5.0)
+    assert lenient.judge([100.0, 96.0], learner, version=1)  # within 5 of the best, 100
+    assert lenient.failed([94.0]) and not lenient.failed([95.0])
+    assert lenient.judge([101.0, 97.0], learner, version=2) and lenient.score == 97.0
+
+    capped = DeployGate(1, margin=0.0, share=0.25)
     assert capped.due(env_steps=100, gate_steps=500)  # nothing deployed yet: always
-    capped.judge([1.0, 1.0], first, version=1)
+    capped.judge([1.0], learner, version=1)
     assert capped.due(1000, 250) and not capped.due(1000, 251)
-
-    lenient = DeployGate(1, margin=5.0)
-    lenient.judge([100.0], first, version=1)
-    assert lenient.bar == 95.0
-    assert lenient.judge([95.0], first, version=2) and lenient.bar == 90.0
-    assert not lenient.judge([89.0], first, version=3)
 
 
 def _refuse_after_first(monkeypatch):
@@ -84,8 +87,8 @@ def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps
     env = gym.make("CartPole-v1")
     replayed = run_episodes(env, agent.controller, 2, seed=10_000 + result.env_steps)
     assert evals[-1]["eval_return"] == pytest.approx(replayed.mean)
-    # a test stops at the first episode below its bar
-    assert len(run_episodes(env, agent.controller, 5, seed=0, stop_below=1e9).returns) == 1
+    # a test stops at the first failed episode
+    assert len(run_episodes(env, agent.controller, 5, seed=0, stop=lambda r: True).returns) == 1
     assert all(g["gate_played"] <= 2 and g["gate_worst"] <= g["gate_return"] for g in gates)
     assert agent.deployed == (deployed["version"], deployed["score"])
     assert main(["evaluate", str(run), "--episodes", "1"]) == 0
@@ -135,20 +138,28 @@ def test_a_checkpoints_deployed_network_is_checked_like_the_rest(tmp_path):
         "text": ({**good, "weights": "x"}, r"\[deployed.weights\]: expected a dict of tensors"),
         "number": ({**good, "weights": {"a": 1}}, "got int for 'a'"),
         "score": ({**good, "score": "high"}, r"\[deployed.score\]: expected a number"),
+        "best": ({**good, "best": float("nan")}, r"\[deployed.best\]: expected a number"),
         "shape": (
             {**good, "weights": {k: torch.zeros(3) for k in good["weights"]}},
             "expected network weights matching",
         ),
     }
     for name, (deployed, message) in bad_cases.items():
+        if name == "best":  # read only when a run resumes
+            continue
         hostile = tmp_path / f"{name}.pt"
         save_checkpoint(hostile, {**payload, "deployed": deployed})
         with pytest.raises(CheckpointError, match=message):
             restore_agent(hostile)
-    # resuming a run whose last checkpoint holds the wrong shapes: one line naming the field
-    save_checkpoint(path, {**payload, "deployed": bad_cases["shape"][0]})
-    with pytest.raises(CheckpointError, match=r"\[deployed.weights\]: expected .* of shape"):
-        train_r2d2(R2D2Config(**TINY, total_env_steps=900, run_dir=run, resume=True))
+    # nothing deployed yet: the checkpoint plays the learner's latest weights
+    save_checkpoint(tmp_path / "none.pt", {**payload, "deployed": {**good, "weights": None}})
+    assert restore_agent(tmp_path / "none.pt").deployed is None
+    # resuming a run whose last checkpoint holds a bad gate: one line naming the field
+    for name, message in (("shape", r"\[deployed.weights\]: expected .* of shape"),
+                          ("best", bad_cases["best"][1])):  # fmt: skip
+        save_checkpoint(path, {**payload, "deployed": bad_cases[name][0]})
+        with pytest.raises(CheckpointError, match=message):
+            train_r2d2(R2D2Config(**TINY, total_env_steps=900, run_dir=run, resume=True))
 
 
 def test_gate_flags_are_checked():
