@@ -21,7 +21,7 @@ _EXPORTS = {
     "build_session": "run",
     "run_controller_window": "run",
     "run_play": "run",
-    "PlayResult": "session",
+    "PlayResult": "summary",
     "PlaySession": "session",
     "SessionOptions": "session",
     "Request": "state",

@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import gymnasium as gym
 import numpy as np
@@ -31,6 +31,7 @@ from demostudio.play.envclose import close_env
 from demostudio.play.keymap import KeyMap, describe_keys
 from demostudio.play.speed import RateLog, Speed
 from demostudio.play.state import CONTROLS, TAKEOVER_CONTROL, Request, SessionState, process_event
+from demostudio.play.summary import EpisodeLog, PlayResult, summary_lines
 from demostudio.play.timing import RateClock, RateMeter
 from demostudio.play.window import PlayWindow
 from demostudio.ui import theme
@@ -68,44 +69,6 @@ class SessionOptions:
     hold_at_end: bool = False
     """After the last of ``episodes``, keep the window on its last frame with a summary until
     a key (Esc, Enter, Space, Q) or the window is closed (watching an agent)."""
-
-
-class EpisodeLog(NamedTuple):
-    """One episode of a session, for the summary printed at the end."""
-
-    number: int
-    steps: int
-    episode_return: float
-    how: str
-    """"ended", "timed out", "ended early", "saved at quit", "not saved" (quit or restarted
-    while recording) or "stopped" (quit, nothing recorded)."""
-    path: Path | None
-    """The saved file (None: not recorded, discarded, or still being written)."""
-    person_steps: int
-    """Steps a person drove (keyboard play: all of them; watching: the take-overs)."""
-    controller: str
-
-    def driver(self) -> str:
-        """Who drove: "you", "the agent (NAME)" or both with the person's share."""
-        if self.controller == "keyboard":
-            return "you"
-        agent = f"the agent ({self.controller})"
-        if self.person_steps == 0:
-            return agent
-        if self.person_steps >= self.steps:
-            return "you (took over)"
-        return f"{agent} and you ({self.person_steps} of {self.steps} steps)"
-
-
-class PlayResult(NamedTuple):
-    saved: list[Path]
-    """Episode files saved during the session, in order."""
-    episodes: int
-    """Episodes finished (ended by the env or by End), saved or not."""
-    discarded: int
-    """Episodes thrown away (Backspace, or in progress at quit)."""
-    log: tuple[EpisodeLog, ...] = ()
-    """Every episode played (finished, saved at quit, or thrown away), in order."""
 
 
 class PlaySession:
@@ -551,18 +514,8 @@ class PlaySession:
 
     def _summary_lines(self, most: int = 6) -> list[str]:
         """The hold screen's lines: the last ``most`` episodes, then how to leave."""
-        lines = [
-            f"{e.number}: return {e.episode_return:.4g}, {e.steps} steps, {e.driver()}"
-            + ("" if e.how in ("ended", "timed out") else f" ({e.how})")
-            for e in self.log[-most:]
-        ]
-        if len(self.log) > most:
-            lines.insert(0, f"... {len(self.log) - most} earlier episode(s)")
-        saved = len(self.env.saved)
-        if getattr(self.env, "directory", None) is not None and saved:
-            lines.append(f"{saved} saved (the terminal lists the files)")
-        lines.append("Esc / Enter / Space or closing the window: exit")
-        return lines
+        in_folder = getattr(self.env, "directory", None) is not None
+        return summary_lines(self.log, len(self.env.saved), in_folder, most)
 
     def draw(self) -> None:
         w = self.window
