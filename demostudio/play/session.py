@@ -21,20 +21,19 @@ from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import pygame
 
 from demostudio.controllers import Controller
 from demostudio.episode import env_folder_name
-from demostudio.play import hud
+from demostudio.play import hud, overlays
 from demostudio.play.envclose import close_env
+from demostudio.play.hudtext import action_text, control_text, lives
 from demostudio.play.keymap import KeyMap, describe_keys
 from demostudio.play.speed import RateLog, Speed
-from demostudio.play.state import CONTROLS, TAKEOVER_CONTROL, Request, SessionState, process_event
+from demostudio.play.state import Request, SessionState, process_event
 from demostudio.play.summary import EpisodeLog, PlayResult, summary_lines
 from demostudio.play.timing import RateClock, RateMeter
 from demostudio.play.window import PlayWindow
-from demostudio.ui import theme
 
 TURN_BASED_REDRAW_FPS = 30.0
 # Turn-based keyboard play: holding a key repeats it (pygame key repeat), delay and interval.
@@ -436,41 +435,14 @@ class PlaySession:
 
     # ---- drawing -------------------------------------------------------------------------------
 
-    def _lives(self) -> int | None:
-        lives = self.info.get("lives") if isinstance(self.info, dict) else None
-        if isinstance(lives, (int, np.integer)) and not isinstance(lives, bool):
-            return int(lives)
-        return None
-
-    def _action_text(self, action: Any) -> str:
-        if action is None:
-            return "-"
-        action = np.asarray(action)
-        text = str(action.item()) if action.size == 1 else np.array2string(action, precision=2)
-        meanings = getattr(self.env.unwrapped, "get_action_meanings", None)
-        if callable(meanings) and action.size == 1 and action.dtype.kind in "iu":
-            try:
-                text += f" {meanings()[int(action.item())]}"
-            except (IndexError, TypeError):
-                pass
-        return text
-
     def _input_text(self) -> str:
         if self.person_drives:
             keys = f"keys {describe_keys(self.state.held)}"
             if not self.state.can_take_over:
                 return keys
             agent = getattr(self.controller, "agent_action", None)
-            return f"{keys}  (agent: {self._action_text(agent)})"
-        return f"action {self._action_text(self.last_action)}"
-
-    def _control_text(self) -> str:
-        """Who is in control, for the HUD ("" when only ever the keyboard or the agent)."""
-        if not self.state.can_take_over:
-            return ""
-        if self.state.person:
-            return "YOU drive - T: hand back"
-        return f"AGENT ({getattr(self.controller, 'name', '?')}) drives - T: take over"
+            return f"{keys}  (agent: {action_text(agent, self.env)})"
+        return f"action {action_text(self.last_action, self.env)}"
 
     def hud_info(self) -> hud.HudInfo:
         now = time.perf_counter()
@@ -488,29 +460,16 @@ class PlaySession:
             fps=self.meter.rate,
             target_fps=self.speed.fps,
             speed=self.speed.factor,
-            lives=self._lives(),
+            lives=lives(self.info),
             input=self._input_text(),
             blink=int(now * 2) % 2 == 0,
             control="" if self.holding else self._control_text(),
             person=self.state.person,
         )
 
-    def _help_notes(self) -> list[str]:
-        if self.keymap is None:
-            return [f"controller: {getattr(self.controller, 'name', '?')}"]
-        if self.state.can_take_over:
-            return [
-                f"agent: {getattr(self.controller, 'name', '?')}; "
-                "these keys drive once you take over (T)",
-                f"key map: {self.keymap.source}",
-            ]
-        if self.opts.turn_based:
-            first = "turn-based: one step per key press (hold a key to repeat it)"
-        else:
-            noop = self.keymap.noop
-            label = next((b.label for b in self.keymap.bindings if b.action == noop), "")
-            first = f"no key held: action {noop}" + (f" ({label})" if label else "")
-        return [first, f"key map: {self.keymap.source}"]
+    def _control_text(self) -> str:
+        """Who is in control, for the HUD ("" when only ever the keyboard or the agent)."""
+        return control_text(self.state.can_take_over, self.state.person, self._controller_name())
 
     def _summary_lines(self, most: int = 6) -> list[str]:
         """The hold screen's lines: the last ``most`` episodes, then how to leave."""
@@ -518,46 +477,30 @@ class PlaySession:
         return summary_lines(self.log, len(self.env.saved), in_folder, most)
 
     def draw(self) -> None:
-        w = self.window
+        w, state = self.window, self.state
         w.draw_frame(self.env.last_frame)
         surface, rect = w.surface, w.frame_rect
         hud.draw_hud(surface, w.hud_rect, self.hud_info())
         now = time.perf_counter()
-        if self.countdown_end is not None and not self.state.help and not self.holding:
-            hint = "T: take over from the agent" if self.state.can_take_over else ""
-            left = self.countdown_end - now
-            hud.draw_countdown(surface, rect, left, self.episodes_done + 1, hint)
-        if self.state.paused and not self.state.help:
-            hud.draw_banner(
-                surface,
-                rect,
-                "PAUSED",
-                [
-                    "P to resume",
-                    ". steps one frame with the keys held",
-                    "nothing but those steps is recorded while paused",
-                ],
-            )
-        if self.state.confirm_quit:
-            yours = "" if self.person_steps >= self.steps else f", {self.person_steps} yours"
-            hud.draw_banner(
+        if self.countdown_end is not None and not state.help and not self.holding:
+            left, episode = self.countdown_end - now, self.episodes_done + 1
+            overlays.draw_countdown(surface, rect, left, episode, state.can_take_over)
+        if state.paused and not state.help:
+            overlays.draw_paused(surface, rect)
+        if state.confirm_quit:
+            overlays.draw_quit_question(surface, w.game_rect, self.steps, self.person_steps)
+        if self.holding:
+            overlays.draw_done(surface, w.game_rect, self._summary_lines())
+        if state.help:
+            overlays.draw_keys_help(
                 surface,
                 w.game_rect,
-                "Quit?",
-                [
-                    f"Enter / S: save this episode ({self.steps} steps{yours}) and quit",
-                    "D: discard it and quit",
-                    "Esc or any other key: back to the game",
-                    "closing the window again: save it and quit",
-                ],
+                self.keymap,
+                self.opts.env_id,
+                self._controller_name(),
+                can_take_over=state.can_take_over,
+                turn_based=self.opts.turn_based,
             )
-        if self.holding:
-            hud.draw_banner(surface, w.game_rect, "Done", self._summary_lines(), theme.ACCENT)
-        if self.state.help:
-            rows = self.keymap.help_rows() if self.keymap is not None else []
-            title = f"Keys: {self.keymap.name or self.opts.env_id}" if self.keymap else "Keys"
-            controls = (*CONTROLS, TAKEOVER_CONTROL) if self.state.can_take_over else CONTROLS
-            hud.draw_help(surface, w.game_rect, title, rows, controls, self._help_notes())
         if self.message and now < self.message_until:
             hud.draw_message(surface, w.game_rect, self.message)
         w.flip()
