@@ -23,7 +23,7 @@ _EXPORTS = {
     "run_play": "run",
     "PlayResult": "summary",
     "PlaySession": "session",
-    "SessionOptions": "session",
+    "SessionOptions": "options",
     "Request": "state",
     "SessionState": "state",
     "Speed": "speed",

@@ -10,12 +10,16 @@ frame, HUD and overlays and waits for the next tick. An episode is saved the mom
 The rate can change during play (``[`` / ``]``) and paused play can be stepped by hand
 (``.``); every step's rate is kept in the file (:mod:`demostudio.play.speed`). With a
 :class:`~demostudio.play.takeover.TakeoverController` (watching an agent) T hands control to
-the person and back, and each step is attributed to whoever drove it (``set_actor``)."""
+the person and back, and each step is attributed to whoever drove it (``set_actor``).
+
+Around the loop: its options are in :mod:`~demostudio.play.options`, what it played in
+:mod:`~demostudio.play.summary`, the words it draws in :mod:`~demostudio.play.hudtext` and
+:mod:`~demostudio.play.overlays`, the hold after the last episode in
+:mod:`~demostudio.play.hold`."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -27,8 +31,10 @@ from demostudio.controllers import Controller
 from demostudio.episode import env_folder_name
 from demostudio.play import hud, overlays
 from demostudio.play.envclose import close_env
+from demostudio.play.hold import hold_until_key
 from demostudio.play.hudtext import action_text, control_text, lives
 from demostudio.play.keymap import KeyMap, describe_keys
+from demostudio.play.options import SessionOptions
 from demostudio.play.speed import RateLog, Speed
 from demostudio.play.state import Request, SessionState, process_event
 from demostudio.play.summary import EpisodeLog, PlayResult, summary_lines
@@ -39,35 +45,6 @@ TURN_BASED_REDRAW_FPS = 30.0
 # Turn-based keyboard play: holding a key repeats it (pygame key repeat), delay and interval.
 KEY_REPEAT_MS = (350, 120)
 MESSAGE_SECONDS = 2.5
-
-
-@dataclass
-class SessionOptions:
-    """How a session runs (set by ``demostudio play`` and ``run_controller_window``)."""
-
-    env_id: str
-    """Shown in the HUD and used to name screenshots."""
-    fps: float | None
-    """Steps per second (None: as fast as possible). Ignored when turn-based."""
-    turn_based: bool = False
-    """Step only when the controller is ready (the keyboard: on each game key press)."""
-    countdown: float = 3.0
-    """Seconds of 3-2-1 before each episode (0: none)."""
-    episodes: int | None = None
-    """Stop after this many finished episodes (None: until the player quits)."""
-    keep_on_quit: bool = False
-    """Closing the window saves the episode in progress without asking (default: it asks, as
-    Esc does, whenever a person's steps would be lost)."""
-    screenshots: Path = Path("screenshots")
-    """Folder for F12 screenshots."""
-    seed: int | None = None
-    """First reset seed, then +1 per episode; None draws a fresh seed for each episode."""
-    start_countdown: float = 0.0
-    """Seconds of countdown before the first episode when longer than ``countdown`` (watching
-    an agent: time to take over before it starts)."""
-    hold_at_end: bool = False
-    """After the last of ``episodes``, keep the window on its last frame with a summary until
-    a key (Esc, Enter, Space, Q) or the window is closed (watching an agent)."""
 
 
 class PlaySession:
@@ -398,24 +375,13 @@ class PlaySession:
             self.close()
         return self.result()
 
-    HOLD_KEYS = frozenset({"escape", "return", "[enter]", "space", "q"})
-
     def hold(self) -> None:
         """Keep the window on the last frame with the session's summary until one of
-        :attr:`HOLD_KEYS` is pressed or the window is closed."""
+        :data:`~demostudio.play.hold.HOLD_KEYS` is pressed or the window is closed."""
         self.holding = True
         self.state.paused = self.state.help = self.state.confirm_quit = False
         self.clock.set_fps(TURN_BASED_REDRAW_FPS)
-        while True:
-            for event in pygame.event.get():
-                if event.type == pygame.QUIT:
-                    return
-                if event.type == pygame.KEYDOWN and pygame.key.name(event.key) in self.HOLD_KEYS:
-                    return
-                if event.type == pygame.VIDEORESIZE:
-                    self.window.resize(int(event.w), int(event.h))
-            self.draw()
-            self.clock.wait()
+        hold_until_key(self.window, self.clock, self.draw)
 
     def close(self) -> None:
         """Leave nothing half-done: an episode still open (an interrupted session, e.g.
