@@ -27,7 +27,8 @@ from agents.core.targets import TargetRule, make_target
 def diverged_message(cfg: Any, update: int, what: str, value: float) -> str:
     """One line for a non-finite loss: the config's divergence-relevant fields
     (:meth:`~agents.core.config.ConfigGroup.divergence_fields`, each group's own) given a
-    value other than their default (the likely cause), else the learning rate."""
+    value other than their default (the likely cause), else the flag of the learning rate
+    (the config's ``learning_rate_field``)."""
     changed = []
     if isinstance(cfg, ConfigGroup):
         diverging = cfg.divergence_fields()
@@ -36,7 +37,7 @@ def diverged_message(cfg: Any, update: int, what: str, value: float) -> str:
                 v = getattr(cfg, f.name)
                 if v != f.default:
                     changed.append(f"--{f.name.replace('_', '-')} {v:g}")
-    lr = "--lr-policy" if hasattr(type(cfg), "lr_policy") else "--learning-rate"
+    lr = "--" + getattr(cfg, "learning_rate_field", "learning_rate").replace("_", "-")
     hint = (
         f"check {', '.join(changed)}"
         if changed

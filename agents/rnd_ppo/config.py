@@ -413,6 +413,9 @@ class RNDPPOConfig(
         """The optimiser's default rate (every group has its own: see ``param_groups``)."""
         return self.lr_policy
 
+    learning_rate_field: ClassVar[str] = "lr_policy"
+    """The flag that sets ``learning_rate`` (see OptimConfig's)."""
+
     @property
     def adam_eps(self) -> float:
         return 1e-5
