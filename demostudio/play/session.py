@@ -15,7 +15,8 @@ the person and back, and each step is attributed to whoever drove it (``set_acto
 Around the loop: its options are in :mod:`~demostudio.play.options`, what it played in
 :mod:`~demostudio.play.summary`, the words it draws in :mod:`~demostudio.play.hudtext` and
 :mod:`~demostudio.play.overlays`, the hold after the last episode in
-:mod:`~demostudio.play.hold`."""
+:mod:`~demostudio.play.hold`, what each step's rate and driver are noted as in
+:mod:`~demostudio.play.stepnotes`."""
 
 from __future__ import annotations
 
@@ -35,8 +36,9 @@ from demostudio.play.hold import hold_until_key
 from demostudio.play.hudtext import action_text, control_text, lives
 from demostudio.play.keymap import KeyMap, describe_keys
 from demostudio.play.options import SessionOptions
-from demostudio.play.speed import RateLog, Speed
+from demostudio.play.speed import Speed
 from demostudio.play.state import Request, SessionState, process_event
+from demostudio.play.stepnotes import StepNotes
 from demostudio.play.summary import EpisodeLog, PlayResult, summary_lines
 from demostudio.play.timing import RateClock, RateMeter
 from demostudio.play.window import PlayWindow
@@ -74,8 +76,7 @@ class PlaySession:
         self.speed = Speed(None if options.turn_based else options.fps)
         rate = TURN_BASED_REDRAW_FPS if options.turn_based else options.fps
         self.clock = RateClock(rate)
-        self.rates = RateLog(self.speed.fps)
-        self._actor: str | None = None
+        self.notes = StepNotes(self.speed.fps)
         self._person = self.state.person
         self.meter = RateMeter()
         self.finished = False
@@ -113,8 +114,7 @@ class PlaySession:
         self.obs, self.info = self.env.reset(seed=seed)
         self.resets += 1
         self.controller.reset(self.env, self.obs, self.info)
-        self.rates = RateLog(self.opts.fps)  # the recorder wrote this as the file's fps
-        self._actor = None
+        self.notes = StepNotes(self.opts.fps)  # the recorder wrote this as the file's fps
         self.last_reward = None
         self.last_action = None
         self.state.turns.clear()
@@ -143,25 +143,10 @@ class PlaySession:
         else:
             self.new_episode()
 
-    def _note_step(self, by_hand: bool) -> None:
-        """Before a step: record its rate when it changed, and who drives it when that changed
-        (only controllers that hand over, e.g. :class:`TakeoverController`, name an actor)."""
-        rate = None if by_hand else self.speed.fps
-        if self.steps == 0 and rate is not None and rate != self.rates.first_fps:
-            self.rates = RateLog(rate)  # the speed changed before the first step
-            self.env.set_attrs(fps=rate)
-        elif self.rates.note(self.steps, rate):
-            self.env.set_attrs(speed_changes=[list(c) for c in self.rates.changes])
-        actor = getattr(self.controller, "actor", None)
-        if actor is not None and actor != self._actor:
-            set_actor = getattr(self.env, "set_actor", None)
-            if callable(set_actor):
-                set_actor(actor)
-            self._actor = actor
-
     def step(self, by_hand: bool = False) -> None:
         """One env step with the controller's action (``by_hand``: a frame advance)."""
-        self._note_step(by_hand)
+        rate, actor = None if by_hand else self.speed.fps, getattr(self.controller, "actor", None)
+        self.notes.before_step(self.env, self.steps, rate, actor)
         action = self.controller.act(self.env, self.obs)
         if self._drives_person():
             self.person_steps += 1
