@@ -63,6 +63,11 @@ class ConfigGroup:
     allocating gigabytes. Each group declares its own fields' bounds once; an algorithm's
     config inherits them with the groups."""
 
+    diverging: ClassVar[tuple[str, ...]] = ()
+    """This group's fields that make the learner diverge when set too high (or too low, such
+    as ``adam_eps``): when a loss becomes non-finite, those given a value other than their
+    default are named as the likely cause. Declared and inherited like ``limits``."""
+
     def check(self) -> None:
         """Raise ValueError naming the flag for values of this group that cannot work."""
 
@@ -79,6 +84,15 @@ class ConfigGroup:
         for klass in reversed(cls.__mro__):
             bounds.update(klass.__dict__.get("limits", {}))
         return {k: v for k, v in bounds.items() if k in names}
+
+    @classmethod
+    def divergence_fields(cls) -> frozenset[str]:
+        """Every group's ``diverging`` fields that ``cls`` has."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        found: set[str] = set()
+        for klass in cls.__mro__:
+            found.update(klass.__dict__.get("diverging", ()))
+        return frozenset(found & names)
 
     def validate(self) -> None:
         """Every number finite (a saved config may hold NaN) and within its group's limits,
@@ -362,6 +376,10 @@ class OptimConfig(ConfigGroup):
     """Gradient norm clip."""
 
     limits: ClassVar[dict[str, float]] = {"batch_size": 4096, "learning_rate": 1.0, "adam_eps": 1.0}
+    diverging: ClassVar[tuple[str, ...]] = ("learning_rate", "adam_eps", "max_grad_norm")
+    learning_rate_field: ClassVar[str] = "learning_rate"
+    """The field that sets the learner's ``learning_rate``: the flag a diverged run is told
+    to lower when none of the ``diverging`` fields was changed."""
 
     def check(self) -> None:
         require(self, ("batch_size",), 1)
@@ -480,6 +498,7 @@ class QLearningConfig(DiscountConfig):
     """Copy the online network to the target network every this many updates."""
 
     limits: ClassVar[dict[str, float]] = {"n_step": 1000}
+    diverging: ClassVar[tuple[str, ...]] = ("rescale_eps",)
 
     def check(self) -> None:
         require(self, ("n_step", "target_update_every"), 1)
@@ -535,6 +554,8 @@ class MarginConfig(ConfigGroup):
     """Large-margin classification: margin l(a_E, a) for actions a other than the demo's."""
     lambda_margin: float = 1.0
     """Weight lambda2 of the large-margin loss on demo steps (0: off)."""
+
+    diverging: ClassVar[tuple[str, ...]] = ("lambda_margin",)
 
     def check(self) -> None:
         require(self, ("margin", "lambda_margin"), 0)

@@ -11,6 +11,7 @@ gradients (RND's fixed random target) is held and checkpointed but not trained.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from typing import Any
@@ -19,42 +20,24 @@ import numpy as np
 import torch
 
 from agents.core.batch import Loss, Sample, to_torch
+from agents.core.config import ConfigGroup
 from agents.core.targets import TargetRule, make_target
-
-# flags that make a learner diverge when set too high (or, adam_eps, too low)
-_DIVERGENCE_FLAGS = (
-    "learning_rate",
-    "learning_rate_final",
-    "lr_policy",
-    "lr_value",
-    "lr_predictor",
-    "adam_eps",
-    "critic_weight",
-    "lambda_l2",
-    "lambda_n_step",
-    "lambda_margin",
-    "entropy_weight",
-    "ent_coef",
-    "vf_coef",
-    "bc_coef",
-    "max_grad_norm",
-    "rescale_eps",
-)
 
 
 def diverged_message(cfg: Any, update: int, what: str, value: float) -> str:
-    """One line for a non-finite loss: the flags of ``_DIVERGENCE_FLAGS`` given a value other
-    than their default (the likely cause), else the learning rate."""
-    import dataclasses
-
+    """One line for a non-finite loss: the config's divergence-relevant fields
+    (:meth:`~agents.core.config.ConfigGroup.divergence_fields`, each group's own) given a
+    value other than their default (the likely cause), else the flag of the learning rate
+    (the config's ``learning_rate_field``)."""
     changed = []
-    if dataclasses.is_dataclass(cfg):
+    if isinstance(cfg, ConfigGroup):
+        diverging = cfg.divergence_fields()
         for f in dataclasses.fields(cfg):
-            if f.name in _DIVERGENCE_FLAGS and f.default is not dataclasses.MISSING:
+            if f.name in diverging and f.default is not dataclasses.MISSING:
                 v = getattr(cfg, f.name)
                 if v != f.default:
                     changed.append(f"--{f.name.replace('_', '-')} {v:g}")
-    lr = "--lr-policy" if hasattr(type(cfg), "lr_policy") else "--learning-rate"
+    lr = "--" + getattr(cfg, "learning_rate_field", "learning_rate").replace("_", "-")
     hint = (
         f"check {', '.join(changed)}"
         if changed

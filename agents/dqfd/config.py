@@ -4,6 +4,7 @@ sequences, 10-step returns), its demo replay, pre-training, loss weights and pri
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from agents.core.config import (
     ConfigGroup,
@@ -36,6 +37,8 @@ class DQfDSettings(ConfigGroup):
     """epsilon_d added to the priority of demo sequences (keeps them sampled)."""
     agent_priority_bonus: float = 0.001
     """epsilon_a added to the priority of agent sequences."""
+
+    diverging: ClassVar[tuple[str, ...]] = ("lambda_n_step", "lambda_l2")
 
     def check(self) -> None:
         names = ("pretrain_updates", "lambda_n_step", "lambda_l2")

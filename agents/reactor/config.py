@@ -145,6 +145,7 @@ class ReactorLossConfig(ConfigGroup):
         return self.v_min, self.v_max
 
     limits: ClassVar[dict[str, float]] = {"num_atoms": 10_001, "critic_weight": 1000.0}
+    diverging: ClassVar[tuple[str, ...]] = ("critic_weight", "entropy_weight")
 
     def check(self) -> None:
         unset = self.v_min is None or self.v_max is None  # settled from the env later
@@ -210,6 +211,7 @@ class ReactorConfig(
     max_grad_norm: float = 40.0
 
     limits: ClassVar[dict[str, float]] = {"learning_rate_final": 1.0}
+    diverging: ClassVar[tuple[str, ...]] = ("learning_rate_final",)
 
     def check(self) -> None:
         require(self, ("learning_rate_final",), 0.0, strict=True)

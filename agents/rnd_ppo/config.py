@@ -169,6 +169,14 @@ class PPOSettings(ConfigGroup):
         "lr_value": 1.0,
         "lr_predictor": 1.0,
     }
+    diverging: ClassVar[tuple[str, ...]] = (
+        "ent_coef",
+        "vf_coef",
+        "max_grad_norm",
+        "lr_policy",
+        "lr_value",
+        "lr_predictor",
+    )
 
     def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
@@ -339,6 +347,7 @@ class DemoPretrainSettings(ConfigGroup):
     """Env steps over which --bc-coef anneals to 0."""
 
     limits: ClassVar[dict[str, float]] = {"bc_batch_size": 4096}
+    diverging: ClassVar[tuple[str, ...]] = ("bc_coef",)
 
     def check(self) -> None:
         require(self, ("bc_pretrain_updates", "bc_coef", "bc_anneal_steps"), 0)
@@ -403,6 +412,9 @@ class RNDPPOConfig(
     def learning_rate(self) -> float:
         """The optimiser's default rate (every group has its own: see ``param_groups``)."""
         return self.lr_policy
+
+    learning_rate_field: ClassVar[str] = "lr_policy"
+    """The flag that sets ``learning_rate`` (see OptimConfig's)."""
 
     @property
     def adam_eps(self) -> float:

@@ -23,7 +23,7 @@ from demostudio.cli.dataclass_args import (
 )
 
 if TYPE_CHECKING:
-    from demostudio.play.session import PlayResult
+    from demostudio.play.summary import PlayResult
 
 
 def _help_with_algorithms(parser: argparse.ArgumentParser) -> None:

@@ -16,8 +16,10 @@ from demostudio.play.config import PlayConfig, default_player
 from demostudio.play.envclose import close_env
 from demostudio.play.keyboard import KeyboardController
 from demostudio.play.keymap import KeyMap, KeyMapError, resolve_keymap
-from demostudio.play.session import PlayResult, PlaySession, SessionOptions
+from demostudio.play.options import SessionOptions
+from demostudio.play.session import PlaySession
 from demostudio.play.state import SessionState
+from demostudio.play.summary import PlayResult
 from demostudio.play.takeover import TakeoverController
 from demostudio.play.timing import realtime_fps, turn_based_default
 from demostudio.play.tracking import TrackEpisodes

@@ -10,102 +10,43 @@ frame, HUD and overlays and waits for the next tick. An episode is saved the mom
 The rate can change during play (``[`` / ``]``) and paused play can be stepped by hand
 (``.``); every step's rate is kept in the file (:mod:`demostudio.play.speed`). With a
 :class:`~demostudio.play.takeover.TakeoverController` (watching an agent) T hands control to
-the person and back, and each step is attributed to whoever drove it (``set_actor``)."""
+the person and back, and each step is attributed to whoever drove it (``set_actor``).
+
+Around the loop: its options are in :mod:`~demostudio.play.options`, what it played in
+:mod:`~demostudio.play.summary`, the words it draws in :mod:`~demostudio.play.hudtext` and
+:mod:`~demostudio.play.overlays`, the hold after the last episode in
+:mod:`~demostudio.play.hold`, what each step's rate and driver are noted as in
+:mod:`~demostudio.play.stepnotes`."""
 
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any
 
 import gymnasium as gym
-import numpy as np
 import pygame
 
 from demostudio.controllers import Controller
 from demostudio.episode import env_folder_name
-from demostudio.play import hud
+from demostudio.play import hud, overlays
 from demostudio.play.envclose import close_env
+from demostudio.play.hold import hold_until_key
+from demostudio.play.hudtext import action_text, control_text, lives
 from demostudio.play.keymap import KeyMap, describe_keys
-from demostudio.play.speed import RateLog, Speed
-from demostudio.play.state import CONTROLS, TAKEOVER_CONTROL, Request, SessionState, process_event
+from demostudio.play.options import SessionOptions
+from demostudio.play.speed import Speed
+from demostudio.play.state import Request, SessionState, process_event
+from demostudio.play.stepnotes import StepNotes
+from demostudio.play.summary import EpisodeLog, PlayResult, summary_lines
 from demostudio.play.timing import RateClock, RateMeter
 from demostudio.play.window import PlayWindow
-from demostudio.ui import theme
 
 TURN_BASED_REDRAW_FPS = 30.0
 # Turn-based keyboard play: holding a key repeats it (pygame key repeat), delay and interval.
 KEY_REPEAT_MS = (350, 120)
 MESSAGE_SECONDS = 2.5
-
-
-@dataclass
-class SessionOptions:
-    """How a session runs (set by ``demostudio play`` and ``run_controller_window``)."""
-
-    env_id: str
-    """Shown in the HUD and used to name screenshots."""
-    fps: float | None
-    """Steps per second (None: as fast as possible). Ignored when turn-based."""
-    turn_based: bool = False
-    """Step only when the controller is ready (the keyboard: on each game key press)."""
-    countdown: float = 3.0
-    """Seconds of 3-2-1 before each episode (0: none)."""
-    episodes: int | None = None
-    """Stop after this many finished episodes (None: until the player quits)."""
-    keep_on_quit: bool = False
-    """Closing the window saves the episode in progress without asking (default: it asks, as
-    Esc does, whenever a person's steps would be lost)."""
-    screenshots: Path = Path("screenshots")
-    """Folder for F12 screenshots."""
-    seed: int | None = None
-    """First reset seed, then +1 per episode; None draws a fresh seed for each episode."""
-    start_countdown: float = 0.0
-    """Seconds of countdown before the first episode when longer than ``countdown`` (watching
-    an agent: time to take over before it starts)."""
-    hold_at_end: bool = False
-    """After the last of ``episodes``, keep the window on its last frame with a summary until
-    a key (Esc, Enter, Space, Q) or the window is closed (watching an agent)."""
-
-
-class EpisodeLog(NamedTuple):
-    """One episode of a session, for the summary printed at the end."""
-
-    number: int
-    steps: int
-    episode_return: float
-    how: str
-    """"ended", "timed out", "ended early", "saved at quit", "not saved" (quit or restarted
-    while recording) or "stopped" (quit, nothing recorded)."""
-    path: Path | None
-    """The saved file (None: not recorded, discarded, or still being written)."""
-    person_steps: int
-    """Steps a person drove (keyboard play: all of them; watching: the take-overs)."""
-    controller: str
-
-    def driver(self) -> str:
-        """Who drove: "you", "the agent (NAME)" or both with the person's share."""
-        if self.controller == "keyboard":
-            return "you"
-        agent = f"the agent ({self.controller})"
-        if self.person_steps == 0:
-            return agent
-        if self.person_steps >= self.steps:
-            return "you (took over)"
-        return f"{agent} and you ({self.person_steps} of {self.steps} steps)"
-
-
-class PlayResult(NamedTuple):
-    saved: list[Path]
-    """Episode files saved during the session, in order."""
-    episodes: int
-    """Episodes finished (ended by the env or by End), saved or not."""
-    discarded: int
-    """Episodes thrown away (Backspace, or in progress at quit)."""
-    log: tuple[EpisodeLog, ...] = ()
-    """Every episode played (finished, saved at quit, or thrown away), in order."""
 
 
 class PlaySession:
@@ -135,8 +76,7 @@ class PlaySession:
         self.speed = Speed(None if options.turn_based else options.fps)
         rate = TURN_BASED_REDRAW_FPS if options.turn_based else options.fps
         self.clock = RateClock(rate)
-        self.rates = RateLog(self.speed.fps)
-        self._actor: str | None = None
+        self.notes = StepNotes(self.speed.fps)
         self._person = self.state.person
         self.meter = RateMeter()
         self.finished = False
@@ -174,8 +114,7 @@ class PlaySession:
         self.obs, self.info = self.env.reset(seed=seed)
         self.resets += 1
         self.controller.reset(self.env, self.obs, self.info)
-        self.rates = RateLog(self.opts.fps)  # the recorder wrote this as the file's fps
-        self._actor = None
+        self.notes = StepNotes(self.opts.fps)  # the recorder wrote this as the file's fps
         self.last_reward = None
         self.last_action = None
         self.state.turns.clear()
@@ -204,25 +143,10 @@ class PlaySession:
         else:
             self.new_episode()
 
-    def _note_step(self, by_hand: bool) -> None:
-        """Before a step: record its rate when it changed, and who drives it when that changed
-        (only controllers that hand over, e.g. :class:`TakeoverController`, name an actor)."""
-        rate = None if by_hand else self.speed.fps
-        if self.steps == 0 and rate is not None and rate != self.rates.first_fps:
-            self.rates = RateLog(rate)  # the speed changed before the first step
-            self.env.set_attrs(fps=rate)
-        elif self.rates.note(self.steps, rate):
-            self.env.set_attrs(speed_changes=[list(c) for c in self.rates.changes])
-        actor = getattr(self.controller, "actor", None)
-        if actor is not None and actor != self._actor:
-            set_actor = getattr(self.env, "set_actor", None)
-            if callable(set_actor):
-                set_actor(actor)
-            self._actor = actor
-
     def step(self, by_hand: bool = False) -> None:
         """One env step with the controller's action (``by_hand``: a frame advance)."""
-        self._note_step(by_hand)
+        rate, actor = None if by_hand else self.speed.fps, getattr(self.controller, "actor", None)
+        self.notes.before_step(self.env, self.steps, rate, actor)
         action = self.controller.act(self.env, self.obs)
         if self._drives_person():
             self.person_steps += 1
@@ -436,24 +360,13 @@ class PlaySession:
             self.close()
         return self.result()
 
-    HOLD_KEYS = frozenset({"escape", "return", "[enter]", "space", "q"})
-
     def hold(self) -> None:
         """Keep the window on the last frame with the session's summary until one of
-        :attr:`HOLD_KEYS` is pressed or the window is closed."""
+        :data:`~demostudio.play.hold.HOLD_KEYS` is pressed or the window is closed."""
         self.holding = True
         self.state.paused = self.state.help = self.state.confirm_quit = False
         self.clock.set_fps(TURN_BASED_REDRAW_FPS)
-        while True:
-            for event in pygame.event.get():
-                if event.type == pygame.QUIT:
-                    return
-                if event.type == pygame.KEYDOWN and pygame.key.name(event.key) in self.HOLD_KEYS:
-                    return
-                if event.type == pygame.VIDEORESIZE:
-                    self.window.resize(int(event.w), int(event.h))
-            self.draw()
-            self.clock.wait()
+        hold_until_key(self.window, self.clock, self.draw)
 
     def close(self) -> None:
         """Leave nothing half-done: an episode still open (an interrupted session, e.g.
@@ -473,41 +386,14 @@ class PlaySession:
 
     # ---- drawing -------------------------------------------------------------------------------
 
-    def _lives(self) -> int | None:
-        lives = self.info.get("lives") if isinstance(self.info, dict) else None
-        if isinstance(lives, (int, np.integer)) and not isinstance(lives, bool):
-            return int(lives)
-        return None
-
-    def _action_text(self, action: Any) -> str:
-        if action is None:
-            return "-"
-        action = np.asarray(action)
-        text = str(action.item()) if action.size == 1 else np.array2string(action, precision=2)
-        meanings = getattr(self.env.unwrapped, "get_action_meanings", None)
-        if callable(meanings) and action.size == 1 and action.dtype.kind in "iu":
-            try:
-                text += f" {meanings()[int(action.item())]}"
-            except (IndexError, TypeError):
-                pass
-        return text
-
     def _input_text(self) -> str:
         if self.person_drives:
             keys = f"keys {describe_keys(self.state.held)}"
             if not self.state.can_take_over:
                 return keys
             agent = getattr(self.controller, "agent_action", None)
-            return f"{keys}  (agent: {self._action_text(agent)})"
-        return f"action {self._action_text(self.last_action)}"
-
-    def _control_text(self) -> str:
-        """Who is in control, for the HUD ("" when only ever the keyboard or the agent)."""
-        if not self.state.can_take_over:
-            return ""
-        if self.state.person:
-            return "YOU drive - T: hand back"
-        return f"AGENT ({getattr(self.controller, 'name', '?')}) drives - T: take over"
+            return f"{keys}  (agent: {action_text(agent, self.env)})"
+        return f"action {action_text(self.last_action, self.env)}"
 
     def hud_info(self) -> hud.HudInfo:
         now = time.perf_counter()
@@ -525,86 +411,47 @@ class PlaySession:
             fps=self.meter.rate,
             target_fps=self.speed.fps,
             speed=self.speed.factor,
-            lives=self._lives(),
+            lives=lives(self.info),
             input=self._input_text(),
             blink=int(now * 2) % 2 == 0,
             control="" if self.holding else self._control_text(),
             person=self.state.person,
         )
 
-    def _help_notes(self) -> list[str]:
-        if self.keymap is None:
-            return [f"controller: {getattr(self.controller, 'name', '?')}"]
-        if self.state.can_take_over:
-            return [
-                f"agent: {getattr(self.controller, 'name', '?')}; "
-                "these keys drive once you take over (T)",
-                f"key map: {self.keymap.source}",
-            ]
-        if self.opts.turn_based:
-            first = "turn-based: one step per key press (hold a key to repeat it)"
-        else:
-            noop = self.keymap.noop
-            label = next((b.label for b in self.keymap.bindings if b.action == noop), "")
-            first = f"no key held: action {noop}" + (f" ({label})" if label else "")
-        return [first, f"key map: {self.keymap.source}"]
+    def _control_text(self) -> str:
+        """Who is in control, for the HUD ("" when only ever the keyboard or the agent)."""
+        return control_text(self.state.can_take_over, self.state.person, self._controller_name())
 
     def _summary_lines(self, most: int = 6) -> list[str]:
         """The hold screen's lines: the last ``most`` episodes, then how to leave."""
-        lines = [
-            f"{e.number}: return {e.episode_return:.4g}, {e.steps} steps, {e.driver()}"
-            + ("" if e.how in ("ended", "timed out") else f" ({e.how})")
-            for e in self.log[-most:]
-        ]
-        if len(self.log) > most:
-            lines.insert(0, f"... {len(self.log) - most} earlier episode(s)")
-        saved = len(self.env.saved)
-        if getattr(self.env, "directory", None) is not None and saved:
-            lines.append(f"{saved} saved (the terminal lists the files)")
-        lines.append("Esc / Enter / Space or closing the window: exit")
-        return lines
+        in_folder = getattr(self.env, "directory", None) is not None
+        return summary_lines(self.log, len(self.env.saved), in_folder, most)
 
     def draw(self) -> None:
-        w = self.window
+        w, state = self.window, self.state
         w.draw_frame(self.env.last_frame)
         surface, rect = w.surface, w.frame_rect
         hud.draw_hud(surface, w.hud_rect, self.hud_info())
         now = time.perf_counter()
-        if self.countdown_end is not None and not self.state.help and not self.holding:
-            hint = "T: take over from the agent" if self.state.can_take_over else ""
-            left = self.countdown_end - now
-            hud.draw_countdown(surface, rect, left, self.episodes_done + 1, hint)
-        if self.state.paused and not self.state.help:
-            hud.draw_banner(
-                surface,
-                rect,
-                "PAUSED",
-                [
-                    "P to resume",
-                    ". steps one frame with the keys held",
-                    "nothing but those steps is recorded while paused",
-                ],
-            )
-        if self.state.confirm_quit:
-            yours = "" if self.person_steps >= self.steps else f", {self.person_steps} yours"
-            hud.draw_banner(
+        if self.countdown_end is not None and not state.help and not self.holding:
+            left, episode = self.countdown_end - now, self.episodes_done + 1
+            overlays.draw_countdown(surface, rect, left, episode, state.can_take_over)
+        if state.paused and not state.help:
+            overlays.draw_paused(surface, rect)
+        if state.confirm_quit:
+            overlays.draw_quit_question(surface, w.game_rect, self.steps, self.person_steps)
+        if self.holding:
+            overlays.draw_done(surface, w.game_rect, self._summary_lines())
+        if state.help:
+            overlays.draw_keys_help(
                 surface,
                 w.game_rect,
-                "Quit?",
-                [
-                    f"Enter / S: save this episode ({self.steps} steps{yours}) and quit",
-                    "D: discard it and quit",
-                    "Esc or any other key: back to the game",
-                    "closing the window again: save it and quit",
-                ],
+                self.keymap,
+                self.opts.env_id,
+                self._controller_name(),
+                can_take_over=state.can_take_over,
+                turn_based=self.opts.turn_based,
             )
-        if self.holding:
-            hud.draw_banner(surface, w.game_rect, "Done", self._summary_lines(), theme.ACCENT)
-        if self.state.help:
-            rows = self.keymap.help_rows() if self.keymap is not None else []
-            title = f"Keys: {self.keymap.name or self.opts.env_id}" if self.keymap else "Keys"
-            controls = (*CONTROLS, TAKEOVER_CONTROL) if self.state.can_take_over else CONTROLS
-            hud.draw_help(surface, w.game_rect, title, rows, controls, self._help_notes())
         if self.message and now < self.message_until:
             hud.draw_message(surface, w.game_rect, self.message)
         w.flip()

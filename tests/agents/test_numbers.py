@@ -7,6 +7,7 @@ named in one line, and errors naming the flags the user gave."""
 from __future__ import annotations
 
 import dataclasses
+import inspect
 from pathlib import Path
 
 import pytest
@@ -75,8 +76,8 @@ def test_size_flags_have_an_upper_bound(algo, flag, bound, tmp_path, capsys):
     assert not run.exists()
 
 
-def test_every_bound_names_a_field_of_its_group():
-    """A bound declared for a field its group lacks would never be checked."""
+def _config_groups() -> set[type]:
+    """ConfigGroup and every class derived from it (groups and algorithms' configs)."""
     from agents.core.config import ConfigGroup
 
     def groups(cls):
@@ -84,10 +85,24 @@ def test_every_bound_names_a_field_of_its_group():
         for sub in cls.__subclasses__():
             yield from groups(sub)
 
-    for group in set(groups(ConfigGroup)):
+    return set(groups(ConfigGroup))
+
+
+def test_every_bound_names_a_field_of_its_group():
+    """A bound declared for a field its group lacks would never be checked."""
+    for group in _config_groups():
         names = {f.name for f in dataclasses.fields(group)}
         for name in group.__dict__.get("limits", {}):
             assert name in names, f"{group.__name__}.limits names {name}, not a field of it"
+
+
+def test_every_group_names_only_its_own_fields_as_diverging():
+    """The core knows no algorithm's fields: each group declares which of the fields it
+    declares itself can make the learner diverge."""
+    for group in _config_groups():
+        own = set(inspect.get_annotations(group)) & {f.name for f in dataclasses.fields(group)}
+        for name in group.__dict__.get("diverging", ()):
+            assert name in own, f"{group.__name__}.diverging names {name}, not its own field"
 
 
 # --- 1. the memory estimate --------------------------------------------------------------
@@ -247,6 +262,19 @@ def test_a_diverging_loss_stops_the_run_in_one_line_naming_the_flag(tmp_path, ca
     assert line.startswith("training diverged: the ") and "(check --lambda-l2 1e+30)" in line
     assert "[" not in line  # no array
     assert not run.exists()  # failed before anything useful was saved
+
+
+def test_the_diverged_line_names_the_changed_fields_of_any_algorithm():
+    from agents.core.learner import diverged_message
+    from agents.reactor.config import ReactorConfig
+    from agents.rnd_ppo.config import RNDPPOConfig
+
+    line = diverged_message(ReactorConfig(entropy_weight=0.5, eval_episodes=9), 4, "loss", 1.0)
+    assert line == "training diverged: the loss became 1.0 at update 4 (check --entropy-weight 0.5)"
+    line = diverged_message(RNDPPOConfig(), 2, "gradient norm", float("inf"))
+    assert line.endswith("at update 2 (lower --lr-policy (now 0.0001))")
+    line = diverged_message(RNDPPOConfig(vf_coef=4.0, bc_coef=2.0), 2, "loss", float("nan"))
+    assert line.endswith("(check --vf-coef 4, --bc-coef 2)")
 
 
 def test_a_run_that_fails_saves_no_final_checkpoint(tmp_path, capsys, monkeypatch):
