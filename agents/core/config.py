@@ -216,12 +216,14 @@ class InteractConfig(ConfigGroup):
     """Deployment gate (0: off): before an evaluation the learner's network plays up to this
     many test episodes (env steps of the budget, not learned from) and becomes the deployed
     network, the one evaluation, evaluate and watch play, only when every one returns at
-    least the deployed one's worst test episode minus --gate-margin; a test stops at the
-    first episode below that (agents/core/gate.py)."""
+    least the best test episode seen so far minus --gate-margin (until one does, they play
+    the learner's latest); a test stops at the first episode below that
+    (agents/core/gate.py)."""
     gate_margin: float = 0.0
-    """With --gate-episodes: how far below the deployed network's worst test episode each of
-    a challenger's may be and it still be deployed (0 for a return with a known top, as
-    CartPole's 500; about the spread of returns between episodes for a noisy one)."""
+    """With --gate-episodes: how far below the best test episode seen each of a challenger's
+    test episodes may be and it still be deployed (0 for a return with a known top, as
+    CartPole's 500; about the spread of a good network's returns for a noisy one, else none
+    is ever deployed)."""
     gate_share: float = 0.25
     """With --gate-episodes: the most of the env steps the tests may take; a test starts only
     while the tests so far have taken at most this share (the learner keeps the rest)."""
