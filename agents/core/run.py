@@ -580,10 +580,12 @@ class _Shell:
             eval_success=result.success_rate,
             eval_length=float(np.mean(result.lengths)),
             updates=ctx.learner.updates,
+            **({"deployed_updates": ctx.gate.version} if deployed is not None else {}),
             **ctx.agent.eval_metrics(ctx),
         )
+        which = "" if deployed is None else f" (the deployed network of update {ctx.gate.version})"
         self.write(f"eval @ {env_steps} env steps, {ctx.learner.updates} updates: "
-                   f"mean return {result.mean:.2f}")  # fmt: skip
+                   f"mean return {result.mean:.2f}{which}")  # fmt: skip
         return result
 
     def log_row(self, phase: Phase, clock: int, since: tuple[float, int, int]) -> dict:

@@ -78,6 +78,7 @@ def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps
 
     deployed = payload["deployed"]
     assert deployed["version"] == gates[0]["deployed_updates"] < result.updates
+    assert {e["deployed_updates"] for e in evals} == {deployed["version"]}  # named in each
     latest = payload["networks"]["main"]
     assert any(not torch.equal(deployed["weights"][k], latest[k]) for k in latest)
     # the final evaluation played the deployed network, and so does a restored agent
