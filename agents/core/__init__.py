@@ -29,6 +29,8 @@ that there is no import cycle in ``agents/``)::
     demos        demo loading and checks; demo replay as a named demo source; demo_mix
     schedules    ReplayRatio | OnPolicy | Offline
     agent        Agent (the interface; its defaults are R2D2's), EnvInfo, Phase
+    gate         DeployGate (--gate-episodes): which network evaluation, evaluate and
+                 watch play; the learner's tests, their env steps and its checkpoint state
     run          the run shell: train(agent) -> TrainResult; RunContext for hooks
     checkpoint   atomic writes, resume from the most env steps, previous format upgraded
     restore      any registered agent back from a checkpoint, as a controller
