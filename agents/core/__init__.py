@@ -29,10 +29,10 @@ that there is no import cycle in ``agents/``)::
     demos        demo loading and checks; demo replay as a named demo source; demo_mix
     schedules    ReplayRatio | OnPolicy | Offline
     agent        Agent (the interface; its defaults are R2D2's), EnvInfo, Phase
+    checkpoint   atomic writes, resume from the most env steps, previous format upgraded
     gate         DeployGate (--gate-episodes): which network evaluation, evaluate and
                  watch play; the learner's tests, their env steps and its checkpoint state
     run          the run shell: train(agent) -> TrainResult; RunContext for hooks
-    checkpoint   atomic writes, resume from the most env steps, previous format upgraded
     restore      any registered agent back from a checkpoint, as a controller
 
 Writing an algorithm: subclass :class:`agents.core.agent.Agent` (see its docstring for
