@@ -60,10 +60,6 @@ class DeployGate:
         self.best = -math.inf
         """The best test episode of any network so far."""
 
-    @property
-    def active(self) -> bool:
-        return self.episodes > 0
-
     def test_seed(self, seed: int, clock: int) -> int:
         return (seed + SEED_OFFSET + clock) % 2**31
 
