@@ -226,7 +226,8 @@ class InteractConfig(ConfigGroup):
     is ever deployed)."""
     gate_share: float = 0.25
     """With --gate-episodes: the most of the env steps the tests may take; a test starts only
-    while the tests so far have taken at most this share (the learner keeps the rest)."""
+    while the tests so far have taken at most this share (the learner keeps the rest). A test
+    begun before the budget is spent plays to its end (up to one test past it)."""
 
     limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000}
 

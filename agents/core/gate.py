@@ -24,11 +24,13 @@ only a network that plays 500 from every test start is deployed.
 The test episodes are real env steps: they count in ``--total-env-steps`` (the budget, the
 clock of evaluations and schedules) and in ``counters["gate_steps"]``; they are not learned
 from (no sequences, and the replay ratio counts only the actors' steps, so they bring no
-updates). A test starts only while the tests so far have taken at most ``--gate-share`` of
-the env steps (ten tests of 500 steps before every evaluation took most of a 40k budget and
-starved a seed that learned slowly). With a noisy return no network plays its best on every
-start: a margin of about the spread of a good network's returns lets it through (margin 0
-and a noisy return: nothing is ever deployed, and the run behaves as without a gate).
+updates); a test that starts before the budget is spent plays its episodes to the end, so a
+run may end up to one test past ``--total-env-steps``. A test starts only while the tests so
+far have taken at most ``--gate-share`` of the env steps (ten tests of 500 steps before every
+evaluation took most of a 40k budget and starved a seed that learned slowly). With a noisy
+return no network plays its best on every start: a margin of about the spread of a good
+network's returns lets it through (margin 0 and a noisy return: nothing is ever deployed,
+and the run behaves as without a gate).
 """
 
 from __future__ import annotations
