@@ -95,35 +95,37 @@ class Run:
         self.proc.wait()
 
     def result(self, status: str, curve: Curve) -> dict:
-        hit, dip = first_dip(curve)
-        out = {"seed": self.seed, "status": status,
-               "first_475_at": None if hit is None else curve[hit][0],
-               "dipped_at": None if dip is None else list(curve[dip]),
-               "curve": [[s, round(v, 1)] for s, v in curve]}  # fmt: skip
-        tests = read_rows(self.work, "gate")
-        if tests:  # a deployment gate: the curve above is the deployed network's
-            # the learner's network at each test: env steps, worst episode, episodes played
-            # (a test stops at the first below the bar), deployed or not
-            out["gate_tests"] = [[r["env_steps"], round(r["gate_worst"], 1), r["gate_played"],
-                                  bool(r["gate_passed"])] for r in tests]  # fmt: skip
+        out = run_result(self.seed, self.work, status, curve)
         if status == "error":
             lines = self.err.read_text(encoding="utf-8", errors="replace").strip().splitlines()
             out["error"] = lines[-1] if lines else f"exit status {self.proc.returncode}"
         return out
 
 
+def run_result(seed: int, work: Path, status: str, curve: Curve) -> dict:
+    """One seed's entry of the screen's JSON (``work``: its folder)."""
+    hit, dip = first_dip(curve)
+    out = {"seed": seed, "status": status,
+           "first_475_at": None if hit is None else curve[hit][0],
+           "dipped_at": None if dip is None else list(curve[dip]),
+           "curve": [[s, round(v, 1)] for s, v in curve]}  # fmt: skip
+    tests = read_rows(work, "gate")
+    if tests:  # a deployment gate: the curve above is the deployed network's
+        # the learner's network at each test: env steps, worst episode, episodes played
+        # (a test stops at the first that fails), deployed or not
+        out["gate_tests"] = [[r["env_steps"], round(r["gate_worst"], 1), r["gate_played"],
+                              bool(r["gate_passed"])] for r in tests]  # fmt: skip
+    return out
+
+
 def reread(seeds: list[int], work: Path, budget: int) -> dict:
-    """A finished screen's result again from its work folder (``--read``), with the learner
-    curves of runs that had a deployment gate: ``stable`` / ``dipped`` / ``never`` as the
+    """A finished screen's result again from its work folder (``--read``), with the gate
+    tests of runs that had a deployment gate: ``stable`` / ``dipped`` / ``never`` as the
     screen decides them, ``incomplete`` for a run stopped before its budget."""
-
-    class Done(Run):
-        def __init__(self, seed: int):
-            self.seed, self.work = seed, work / f"seed{seed}"
-
     runs = []
     for seed in seeds:
-        run, curve = Done(seed), read_curve(work / f"seed{seed}")
+        folder = work / f"seed{seed}"
+        curve = read_curve(folder)
         hit, dip = first_dip(curve)
         if dip is not None:
             status = "dipped"
@@ -131,7 +133,7 @@ def reread(seeds: list[int], work: Path, budget: int) -> dict:
             status = "incomplete" if curve else "not_run"
         else:
             status = "stable" if hit is not None else "never"
-        runs.append(run.result(status, curve))
+        runs.append(run_result(seed, folder, status, curve))
     stable = sum(r["status"] == "stable" for r in runs)
     return {"verdict": f"{stable} of {len(seeds)} stable", "stable": stable, "of": len(seeds),
             "runs": runs}  # fmt: skip

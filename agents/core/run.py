@@ -550,15 +550,15 @@ class _Shell:
         result = evaluate(ctx, gate.episodes, seed, stop=gate.failed)
         steps = int(sum(result.lengths))
         ctx.counters["env_steps"] += steps
-        ctx.counters["gate_steps"] = ctx.counters.get("gate_steps", 0) + steps
+        ctx.counters["gate_steps"] = spent + steps
         passed = gate.judge(result.returns, ctx.acting_weights(), ctx.learner.updates)
+        worst, played = min(result.returns), len(result.returns)
         ctx.logger.log(
             "gate", ctx.counters["env_steps"], tb_step=clock, gate_return=result.mean,
-            gate_worst=min(result.returns), gate_played=len(result.returns),
-            gate_passed=float(passed), deployed_updates=gate.version, deployed_worst=gate.score,
-            gate_best=gate.best, gate_steps=ctx.counters["gate_steps"],
+            gate_worst=worst, gate_played=played, gate_passed=float(passed),
+            deployed_updates=gate.version, deployed_worst=gate.score, gate_best=gate.best,
+            gate_steps=spent + steps,
         )  # fmt: skip
-        worst, played = min(result.returns), len(result.returns)
         verdict = "deployed it" if passed else (
             f"kept the deployed network (worst {gate.score:.2f})" if gate.weights is not None
             else f"nothing deployed yet (best test episode {gate.best:.2f})"
