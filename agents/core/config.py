@@ -228,13 +228,17 @@ class InteractConfig(ConfigGroup):
     """With --gate-episodes: the most of the env steps the tests may take; a test starts only
     while the tests so far have taken at most this share (the learner keeps the rest). A test
     begun before the budget is spent plays to its end (up to one test past it)."""
+    gate_horizon: float = 1.0
+    """With --gate-episodes: the test episodes' step limit as a multiple of the env's own
+    (gymnasium's TimeLimit; 1: as evaluation plays). Longer tests find a network that holds
+    only until the limit cuts it off (CartPole: a cart drifting to the track's edge)."""
 
-    limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000}
+    limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000, "gate_horizon": 1_000}
 
     def check(self) -> None:
         require(self, ("total_env_steps", "checkpoint_every"), 1)
         require(self, ("keep_checkpoints", "gate_episodes", "gate_margin"), 0)
-        require(self, ("stop_evals",), 1)
+        require(self, ("stop_evals", "gate_horizon"), 1)
         if not 0.0 < self.gate_share <= 1.0:
             raise ValueError(f"--gate-share: expected in (0, 1], got {self.gate_share}")
 

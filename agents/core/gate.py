@@ -39,6 +39,7 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
+import gymnasium as gym
 import torch
 
 from agents.core.checkpoint import CheckpointError
@@ -49,10 +50,12 @@ SEED_OFFSET = 500_000_000
 
 
 class DeployGate:
-    def __init__(self, episodes: int, margin: float, share: float = 1.0):
+    def __init__(self, episodes: int, margin: float, share: float = 1.0, horizon: float = 1.0):
         self.episodes = int(episodes)
         self.margin = float(margin)
         self.share = float(share)
+        self.horizon = float(horizon)
+        """The test episodes' step limit as a multiple of the env's (:func:`lengthen`)."""
         self.weights: dict[str, torch.Tensor] | None = None
         """The deployed network's weights (None until a network passes)."""
         self.score = -math.inf
@@ -119,6 +122,19 @@ class DeployGate:
         self.best = max(self.best, self.score)
 
 
+def lengthen(env: gym.Env, factor: float) -> int | None:
+    """Raise ``env``'s step limit (its gymnasium TimeLimit wrapper's) to ``factor`` times
+    itself, at least one step; the new limit, or None when no TimeLimit wraps the env (its
+    episodes then end as the env's own rules say, MiniGrid's max_steps for one)."""
+    inner = env
+    while isinstance(inner, gym.Wrapper):
+        if isinstance(inner, gym.wrappers.TimeLimit):
+            inner._max_episode_steps = max(1, round(inner._max_episode_steps * factor))
+            return inner._max_episode_steps
+        inner = inner.env
+    return None
+
+
 def deployed_weights(payload: Mapping[str, Any]) -> Mapping[str, torch.Tensor] | None:
     """A checkpoint's deployed weights (None: no gate, or nothing passed yet); a
     CheckpointError naming the file and the field when they are not a dict of tensors."""
@@ -154,4 +170,4 @@ def deployed_summary(payload: Mapping[str, Any]) -> tuple[int, float]:
     return (version if known else -1), float(state["score"])
 
 
-__all__ = ["SEED_OFFSET", "DeployGate", "deployed_summary", "deployed_weights"]
+__all__ = ["SEED_OFFSET", "DeployGate", "deployed_summary", "deployed_weights", "lengthen"]

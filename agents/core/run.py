@@ -43,7 +43,7 @@ from agents.core.checkpoint import (
 from agents.core.config import ReplayConfig, config_to_dict
 from agents.core.controller import AgentController
 from agents.core.evaluate import EvalResult, run_episodes
-from agents.core.gate import DeployGate
+from agents.core.gate import DeployGate, lengthen
 from agents.core.learner import Learner
 from agents.core.logger import RunLogger, run_folder_problem
 from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
@@ -348,11 +348,14 @@ def evaluate(
     seed: int,
     weights: dict[str, torch.Tensor] | None = None,
     stop: Callable[[list[float]], bool] | None = None,
+    horizon: float = 1.0,
 ) -> EvalResult:
     """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
     ``weights`` (the deployed ones) or the learner's own (``stop``: as
-    :func:`run_episodes`)."""
+    :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's)."""
     env = ctx.agent.make_env()
+    if horizon != 1.0:
+        lengthen(env, horizon)
     try:
         policy = BatchPolicy.copy_of(
             ctx.learner.networks[ctx.agent.acting_network],
@@ -403,7 +406,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
             ) from None  # fmt: skip
         ctx.counters.update(payload["counters"])
     if getattr(cfg, "gate_episodes", 0):
-        ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share)
+        ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share, cfg.gate_horizon)
         if payload is not None:
             ctx.gate.load_state_dict(payload, ctx.acting_weights())
     if agent.uses_replay:
@@ -547,7 +550,7 @@ class _Shell:
         if gate is None or not gate.due(ctx.counters["env_steps"], spent):
             return
         seed = gate.test_seed(self.cfg.seed, clock)
-        result = evaluate(ctx, gate.episodes, seed, stop=gate.failed)
+        result = evaluate(ctx, gate.episodes, seed, stop=gate.failed, horizon=gate.horizon)
         steps = int(sum(result.lengths))
         ctx.counters["env_steps"] += steps
         ctx.counters["gate_steps"] = spent + steps
