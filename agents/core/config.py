@@ -215,19 +215,20 @@ class InteractConfig(ConfigGroup):
     gate_episodes: int = 0
     """Deployment gate (0: off): before an evaluation the learner's network plays up to this
     many test episodes (env steps of the budget, not learned from) and becomes the deployed
-    network, the one evaluation, evaluate and watch play, only when every one returns at
-    least the best test episode seen so far minus --gate-margin (until one does, they play
-    the learner's latest); a test stops at the first episode below that
-    (agents/core/gate.py)."""
+    network, the one evaluation, evaluate and watch play, when every one returns at least
+    the best test episode seen so far minus --gate-margin (until one does, they play the
+    tested network whose worst test episode is the highest); a test stops at the first
+    episode below that (agents/core/gate.py)."""
     gate_margin: float = 0.0
     """With --gate-episodes: how far below the best test episode seen each of a challenger's
     test episodes may be and it still be deployed (0 for a return with a known top, as
     CartPole's 500; about the spread of a good network's returns for a noisy one, else none
     is ever deployed)."""
     gate_share: float = 0.25
-    """With --gate-episodes: the most of the env steps the tests may take; a test starts only
-    while the tests so far have taken at most this share (the learner keeps the rest). A test
-    begun before the budget is spent plays to its end (up to one test past it)."""
+    """With --gate-episodes: once a network has passed, the most of the env steps the tests
+    may take; a test starts only while the tests so far have taken at most this share (the
+    learner keeps the rest). A test begun before the budget is spent plays to its end (up to
+    one test past it)."""
     gate_horizon: float = 1.0
     """With --gate-episodes: the test episodes' step limit as a multiple of the env's own
     (gymnasium's TimeLimit; 1: as evaluation plays). Longer tests find a network that holds

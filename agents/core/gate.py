@@ -1,16 +1,19 @@
 """The deployment gate (``--gate-episodes K``): what evaluation, ``evaluate`` and ``watch``
-play is the last network that passed a test, not whatever the learner holds at that moment.
+play is the network with the best test record, not whatever the learner holds at that moment.
 
 Before each scheduled evaluation the learner's acting network (the challenger) plays up to
-``K`` episodes with the evaluation policy, from reset seeds of the gate's own. It is
-deployed when every one of its ``K`` episodes returns at least the best test episode seen so
-far (by any network, its own included) minus ``--gate-margin``: it must be as good as
-anything the run has shown on every start it plays. The test stops at the first episode
-that fails this, so a challenger that fails costs little. Otherwise the deployed network
-stays; until a first network passes, evaluation plays the learner's latest, as without a
-gate. The learner and the actors always go on with the latest weights: the gate chooses
-only what is shown and saved as the agent's policy, as AlphaGo Zero's evaluator kept its
-best player (Silver et al. 2017) while training went on.
+``K`` episodes with the evaluation policy, from reset seeds of the gate's own, each to
+``--gate-horizon`` times the env's step limit. It passes when every one of its ``K``
+episodes returns at least the best test episode seen so far (by any network, its own
+included) minus ``--gate-margin``: it must be as good as anything the run has shown on every
+start it plays. The test stops at the first episode that fails this, so a challenger that
+fails costs little. A network that passes is deployed, and from then on only a network that
+passes replaces it. Until one has passed, the deployed network is provisional: the tested
+network whose worst test episode is the highest (the latest of equals); before the first
+test, evaluation plays the learner's latest, as without a gate. The learner and the actors
+always go on with the latest weights: the gate chooses only what is shown and saved as the
+agent's policy, as AlphaGo Zero's evaluator kept its best player (Silver et al. 2017) while
+training went on.
 
 Why every episode against the best seen, measured on CartPole-v1 (evaluations of 5
 episodes, 475 the target; ``benchmarks/results/reactor-cartpole-ablation-40k``): a network
@@ -21,16 +24,27 @@ network was deployed unopposed and one that failed one start in ten (worst 419) 
 evaluated at 481 and then 471. Against the best seen, once any test episode has played 500
 only a network that plays 500 from every test start is deployed.
 
+Why longer test episodes: a CartPole network that plays 500 from every start tried may still
+let its cart drift, and one that reaches the track's edge near step 500 runs off it from an
+occasional start (seed 9, 10 of 10 test episodes at 500 and then evaluated at 461.6). Such a
+network (seed 9's deployed one in a rerun: 500 from 100 of 100 starts) failed 17 of 25
+episodes played to 3,000 steps, and the networks deployed on seed 0, which held every
+evaluation, failed none: what a 500-step test cannot tell apart, a longer one can.
+
+Why provisional networks: with tests 4 times as long a first pass came later, and the
+learner's latest, shown until then, dipped in between (seed 9: 500 at 7.5k, then 473 at 10k
+from a network whose own test had failed at 434 on its first episode).
+
 The test episodes are real env steps: they count in ``--total-env-steps`` (the budget, the
 clock of evaluations and schedules) and in ``counters["gate_steps"]``; they are not learned
 from (no sequences, and the replay ratio counts only the actors' steps, so they bring no
 updates); a test that starts before the budget is spent plays its episodes to the end, so a
-run may end up to one test past ``--total-env-steps``. A test starts only while the tests so
-far have taken at most ``--gate-share`` of the env steps (ten tests of 500 steps before every
-evaluation took most of a 40k budget and starved a seed that learned slowly). With a noisy
-return no network plays its best on every start: a margin of about the spread of a good
-network's returns lets it through (margin 0 and a noisy return: nothing is ever deployed,
-and the run behaves as without a gate).
+run may end up to one test past ``--total-env-steps``. Once a network has passed, a test
+starts only while the tests so far have taken at most ``--gate-share`` of the env steps (ten
+tests of 500 steps before every evaluation took most of a 40k budget and starved a seed that
+learned slowly). With a noisy return no network plays its best on every start: a margin of
+about the spread of a good network's returns lets it through (margin 0 and a noisy return:
+nothing passes, and evaluation plays the provisional network throughout).
 """
 
 from __future__ import annotations
@@ -64,14 +78,17 @@ class DeployGate:
         """Learner updates of the deployed weights."""
         self.best = -math.inf
         """The best test episode of any network so far."""
+        self.passed = False
+        """A network has passed a test; until one has, the deployed network is provisional:
+        the tested one whose worst test episode is the highest (the latest of equals)."""
 
     def test_seed(self, seed: int, clock: int) -> int:
         return (seed + SEED_OFFSET + clock) % 2**31
 
     def due(self, env_steps: int, gate_steps: int) -> bool:
-        """A test may start: nothing is deployed yet, or the tests so far have taken at most
-        ``share`` of the run's ``env_steps``."""
-        return self.weights is None or gate_steps <= self.share * env_steps
+        """A test may start: no network has passed yet, or the tests so far have taken at
+        most ``share`` of the run's ``env_steps``."""
+        return not self.passed or gate_steps <= self.share * env_steps
 
     def failed(self, returns: list[float]) -> bool:
         """The test so far (``returns``, one per episode played) cannot pass: an episode
@@ -85,15 +102,16 @@ class DeployGate:
         played; fewer than ``episodes`` when the test stopped at a failed one) earn it."""
         passed = len(returns) >= self.episodes and not self.failed(returns)
         self.best = max(self.best, *returns)
-        if passed:
+        if passed or (not self.passed and min(returns) >= self.score):
             self.weights = {k: v.detach().clone() for k, v in weights.items()}
             self.score, self.version = float(min(returns)), int(version)
+            self.passed = self.passed or passed
         return passed
 
     def state_dict(self) -> dict[str, Any]:
         """Tensors and plain numbers only (a checkpoint loads with ``weights_only=True``)."""
         return {"weights": self.weights, "score": self.score, "version": self.version,
-                "best": self.best}  # fmt: skip
+                "best": self.best, "passed": self.passed}  # fmt: skip
 
     def load_state_dict(self, payload: Mapping[str, Any], like: Mapping[str, torch.Tensor]) -> None:
         """The gate of a checkpoint ``payload`` (checked by :func:`deployed_weights`): the
@@ -118,7 +136,7 @@ class DeployGate:
                     "deployed.weights",
                 )
         self.weights = {k: weights[k] for k in like}
-        self.version, self.score = deployed_summary(payload)
+        self.version, self.score, self.passed = deployed_summary(payload)
         self.best = max(self.best, self.score)
 
 
@@ -158,16 +176,22 @@ def deployed_weights(payload: Mapping[str, Any]) -> Mapping[str, torch.Tensor] |
             payload.get("path", "checkpoint"), f"expected a number, got {score!r:.80}",
             "deployed.score",
         )  # fmt: skip
+    passed = state.get("passed", True)  # written before provisional networks: only a pass
+    if not isinstance(passed, bool):
+        where = payload.get("path", "checkpoint")
+        raise CheckpointError(where, f"expected true or false, got {passed!r:.80}",
+                              "deployed.passed")  # fmt: skip
     return weights
 
 
-def deployed_summary(payload: Mapping[str, Any]) -> tuple[int, float]:
-    """``(learner updates, worst test episode)`` of a checkpoint's deployed network, once
-    :func:`deployed_weights` has found one (an unreadable update count reads -1)."""
+def deployed_summary(payload: Mapping[str, Any]) -> tuple[int, float, bool]:
+    """``(learner updates, worst test episode, passed)`` of a checkpoint's deployed network,
+    once :func:`deployed_weights` has found one (an unreadable update count reads -1;
+    ``passed`` False: provisional, no network had passed a test)."""
     state = payload["deployed"]
     version = state.get("version")
     known = isinstance(version, int) and not isinstance(version, bool)
-    return (version if known else -1), float(state["score"])
+    return (version if known else -1), float(state["score"]), state.get("passed", True)
 
 
 __all__ = ["SEED_OFFSET", "DeployGate", "deployed_summary", "deployed_weights", "lengthen"]

@@ -33,9 +33,10 @@ class RestoredAgent(NamedTuple):
     path: str
     interrupted: bool = False
     """The checkpoint is the state a Ctrl-C stopped its run in (``--resume`` continues it)."""
-    deployed: tuple[int, float] | None = None
-    """``(learner updates, worst test episode)`` of the deployed network it plays when its run had a
-    deployment gate (``--gate-episodes``); None: it plays the learner's last weights."""
+    deployed: tuple[int, float, bool] | None = None
+    """``(learner updates, worst test episode, passed)`` of the deployed network it plays when
+    its run had a deployment gate (``--gate-episodes``; passed False: provisional, no network
+    had passed a test); None: it plays the learner's last weights."""
 
 
 def restore_agent(

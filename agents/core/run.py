@@ -554,17 +554,18 @@ class _Shell:
         steps = int(sum(result.lengths))
         ctx.counters["env_steps"] += steps
         ctx.counters["gate_steps"] = spent + steps
+        before = gate.weights
         passed = gate.judge(result.returns, ctx.acting_weights(), ctx.learner.updates)
         worst, played = min(result.returns), len(result.returns)
         ctx.logger.log(
             "gate", ctx.counters["env_steps"], tb_step=clock, gate_return=result.mean,
             gate_worst=worst, gate_played=played, gate_passed=float(passed),
             deployed_updates=gate.version, deployed_worst=gate.score, gate_best=gate.best,
-            gate_steps=spent + steps,
+            deployed_passed=float(gate.passed), gate_steps=spent + steps,
         )  # fmt: skip
         verdict = "deployed it" if passed else (
-            f"kept the deployed network (worst {gate.score:.2f})" if gate.weights is not None
-            else f"nothing deployed yet (best test episode {gate.best:.2f})"
+            f"kept the deployed network (worst {gate.score:.2f})" if gate.weights is before
+            else "deployed it provisionally (none has passed; no tested network's worst was higher)"
         )  # fmt: skip
         self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network, "
                    f"worst {worst:.2f} of {played} episodes, {verdict}")  # fmt: skip

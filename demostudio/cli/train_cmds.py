@@ -207,10 +207,11 @@ def _restore(checkpoint: Path, device: str, epsilon: float, seed: int):
         steps = agent.counters.get("env_steps", 0)
         _note(f"{agent.path}: its run was interrupted at {steps} env steps (not finished)")
     if agent.deployed is not None:
-        version, score = agent.deployed
+        version, score, passed = agent.deployed
+        how = "" if passed else ", provisional: no network had passed its test"
         _note(
             f"{agent.path}: plays the network its deployment gate kept (learner update "
-            f"{version}, worst test episode {score:.2f}); the learner went on to update "
+            f"{version}, worst test episode {score:.2f}{how}); the learner went on to update "
             f"{agent.counters.get('updates', version)}"
         )
     return agent

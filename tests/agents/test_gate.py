@@ -9,7 +9,7 @@ import torch
 
 from agents.core.checkpoint import CheckpointError, load_checkpoint, save_checkpoint
 from agents.core.evaluate import run_episodes
-from agents.core.gate import DeployGate
+from agents.core.gate import DeployGate, lengthen
 from agents.core.logger import read_metrics
 from agents.core.restore import restore_agent
 from agents.r2d2 import R2D2Config, train_r2d2
@@ -23,27 +23,34 @@ TINY = {**TRAINING_TINY, "checkpoint_every": 100_000, "gate_episodes": 2, "gate_
 
 def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_best_seen():
     gate = DeployGate(2, margin=0.0)
+    assert gate.weights is None  # before the first test evaluation plays the learner's latest
     assert not gate.judge([10.0, 20.0], {"w": torch.zeros(2)}, version=1)  # 10 < its own 20
-    assert gate.weights is None and gate.best == 20.0  # nothing deployed: evaluation plays
+    # nothing has passed: the tested network with the highest worst episode is shown
+    assert (gate.version, gate.score, gate.passed, gate.best) == (1, 10.0, False, 20.0)
     assert gate.failed([15.0]) and not gate.failed([20.0]) and not gate.failed([25.0])
     assert gate.failed([25.0, 24.0])  # below this test's own best
-    assert not gate.judge([30.0], {"w": torch.ones(2)}, version=2)  # stopped after 1 of 2
-    assert gate.best == 30.0
+    assert not gate.judge([9.0], {"w": torch.full((2,), 5.0)}, version=2)
+    assert gate.version == 1  # its worst, 9, is below the provisional network's 10
+    assert not gate.judge([30.0], {"w": torch.ones(2)}, version=3)  # stopped after 1 of 2
+    assert (gate.version, gate.score, gate.best) == (3, 30.0, 30.0)  # the highest worst yet
+    assert gate.due(env_steps=1, gate_steps=10**6)  # tests are due until one passes
     learner = {"w": torch.ones(2)}
-    assert gate.judge([30.0, 30.0], learner, version=3)
-    assert (gate.score, gate.version) == (30.0, 3)
+    assert gate.judge([30.0, 30.0], learner, version=4)
+    assert (gate.score, gate.version, gate.passed) == (30.0, 4, True)
     learner["w"] += 7.0  # the learner's weights move on; the deployed copy does not
     assert torch.equal(gate.weights["w"], torch.ones(2))
-    assert not gate.judge([31.0, 30.0], learner, version=4)  # 30 < the new best 31
-    assert gate.version == 3 and gate.best == 31.0 and torch.equal(gate.weights["w"], torch.ones(2))
+    assert not gate.judge([31.0, 30.0], learner, version=5)  # 30 < the new best 31
+    assert gate.version == 4 and gate.best == 31.0 and torch.equal(gate.weights["w"], torch.ones(2))
 
     lenient = DeployGate(2, margin=5.0)
     assert lenient.judge([100.0, 96.0], learner, version=1)  # within 5 of the best, 100
     assert lenient.failed([94.0]) and not lenient.failed([95.0])
     assert lenient.judge([101.0, 97.0], learner, version=2) and lenient.score == 97.0
 
+    assert not gate.judge([1.0], learner, version=6) and gate.version == 4  # a pass is kept
+
     capped = DeployGate(1, margin=0.0, share=0.25)
-    assert capped.due(env_steps=100, gate_steps=500)  # nothing deployed yet: always
+    assert capped.due(env_steps=100, gate_steps=500)  # nothing passed yet: always
     capped.judge([1.0], learner, version=1)
     assert capped.due(1000, 250) and not capped.due(1000, 251)
 
@@ -91,7 +98,7 @@ def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps
     # a test stops at the first failed episode
     assert len(run_episodes(env, agent.controller, 5, seed=0, stop=lambda r: True).returns) == 1
     assert all(g["gate_played"] <= 2 and g["gate_worst"] <= g["gate_return"] for g in gates)
-    assert agent.deployed == (deployed["version"], deployed["score"])
+    assert agent.deployed == (deployed["version"], deployed["score"], True)
     assert main(["evaluate", str(run), "--episodes", "1"]) == 0
     said = capsys.readouterr().err
     kept = f"plays the network its deployment gate kept (learner update {deployed['version']}"
@@ -106,6 +113,28 @@ def test_gate_steps_count_evaluation_plays_the_deployed_network_and_resume_keeps
     assert after["deployed"]["version"] == deployed["version"]  # every later test refused
     assert after["deployed"]["score"] == deployed["score"]
     assert after["counters"]["gate_steps"] > counters["gate_steps"]
+
+
+def test_until_a_network_passes_the_one_with_the_highest_worst_test_episode_is_shown(
+    tmp_path, capsys
+):
+    run = tmp_path / "run"  # margin 0, 20 episodes: no network of this tiny run passes
+    cfg = {**TINY, "gate_margin": 0.0, "gate_episodes": 20, "eval_every": 300}
+    train_r2d2(R2D2Config(**cfg, total_env_steps=1500, run_dir=run))
+    rows = read_metrics(run)
+    gates = [r for r in rows if r["kind"] == "gate"]
+    evals = [r for r in rows if r["kind"] == "eval"]
+    assert len(gates) >= 3 and not any(g["gate_passed"] or g["deployed_passed"] for g in gates)
+    shown = -float("inf")
+    for g in gates:  # the shown network changes only to one whose worst is at least as high
+        assert g["deployed_worst"] == max(shown, g["gate_worst"])
+        shown = g["deployed_worst"]
+    # each evaluation plays what the test before it left deployed (the run's end: no test)
+    assert [e["deployed_updates"] for e in evals] == [g["deployed_updates"] for g in gates] + [
+        gates[-1]["deployed_updates"]
+    ]
+    assert main(["evaluate", str(run), "--episodes", "1"]) == 0
+    assert "provisional: no network had passed its test" in capsys.readouterr().err
 
 
 def test_tests_start_only_while_they_have_taken_at_most_their_share(tmp_path):
@@ -128,6 +157,38 @@ def test_tests_start_only_while_they_have_taken_at_most_their_share(tmp_path):
             R2D2Config(**{**TINY, "gate_share": share}).validate()
 
 
+def _steps_to_truncation(env: gym.Env) -> int:
+    env.reset(seed=0)
+    steps, truncated = 0, False
+    while not truncated:
+        _, _, terminated, truncated, _ = env.step(steps % 2)
+        assert not terminated
+        steps += 1
+    return steps
+
+
+def test_test_episodes_play_to_a_multiple_of_the_step_limit(tmp_path):
+    env = gym.make("MountainCar-v0", max_episode_steps=10)  # ends by its limit only
+    assert _steps_to_truncation(env) == 10
+    assert lengthen(env, 2.5) == 25 and _steps_to_truncation(env) == 25
+    assert lengthen(gym.make("MountainCar-v0").unwrapped, 3.0) is None  # no limit to lengthen
+    run = tmp_path / "run"
+    cfg = {**TINY, "env": "MountainCar-v0", "env_kwargs": '{"max_episode_steps": 20}',
+           "gate_horizon": 3.0, "eval_every": 200}  # fmt: skip
+    train_r2d2(R2D2Config(**cfg, total_env_steps=400, run_dir=run))
+    rows = read_metrics(run)
+    gates = [r for r in rows if r["kind"] == "gate"]
+    evals = [r for r in rows if r["kind"] == "eval"]
+    assert gates and all(g["gate_return"] == -60.0 for g in gates)  # 3 x 20 steps of -1
+    assert all(e["eval_length"] == 20.0 for e in evals)  # evaluation keeps the env's limit
+    assert load_checkpoint(run / "checkpoints" / "final.pt")["counters"]["gate_steps"] == (
+        60 * sum(g["gate_played"] for g in gates)
+    )
+    for bad in (0.5, 10**6):
+        with pytest.raises(ValueError, match="--gate-horizon: expected"):
+            R2D2Config(**{**TINY, "gate_horizon": bad}).validate()
+
+
 def test_a_checkpoints_deployed_network_is_checked_like_the_rest(tmp_path):
     run = tmp_path / "run"
     train_r2d2(R2D2Config(**TINY, total_env_steps=700, run_dir=run))
@@ -140,6 +201,7 @@ def test_a_checkpoints_deployed_network_is_checked_like_the_rest(tmp_path):
         "number": ({**good, "weights": {"a": 1}}, "got int for 'a'"),
         "score": ({**good, "score": "high"}, r"\[deployed.score\]: expected a number"),
         "best": ({**good, "best": float("nan")}, r"\[deployed.best\]: expected a number"),
+        "passed": ({**good, "passed": "yes"}, r"\[deployed.passed\]: expected true or false"),
         "shape": (
             {**good, "weights": {k: torch.zeros(3) for k in good["weights"]}},
             "expected network weights matching",
@@ -155,6 +217,10 @@ def test_a_checkpoints_deployed_network_is_checked_like_the_rest(tmp_path):
     # nothing deployed yet: the checkpoint plays the learner's latest weights
     save_checkpoint(tmp_path / "none.pt", {**payload, "deployed": {**good, "weights": None}})
     assert restore_agent(tmp_path / "none.pt").deployed is None
+    # written before provisional networks: what was deployed had passed
+    old = {k: v for k, v in good.items() if k != "passed"}
+    save_checkpoint(tmp_path / "old.pt", {**payload, "deployed": old})
+    assert restore_agent(tmp_path / "old.pt").deployed[2] is True
     # resuming a run whose last checkpoint holds a bad gate: one line naming the field
     for name, message in (("shape", r"\[deployed.weights\]: expected .* of shape"),
                           ("best", bad_cases["best"][1])):  # fmt: skip
