@@ -20,9 +20,13 @@
       Micro-benchmark of the distributional Retrace target alone (batch 32, 2 actions,
       51 atoms, rows 21 = a trace after the burn-in and 31 = a whole sequence), one thread:
       CPU milliseconds per call, median of --repeat.
-  python benchmarks/bench_reactor.py failures RUN_DIR [--episodes 20]
+  python benchmarks/bench_reactor.py failures RUN_DIR [--episodes 20] [--horizon 1]
+      [--epsilon 0]
       CartPole-v1: every checkpoint of a run (train with --set checkpoint_every=2500
-      keep_checkpoints=20) played greedily from the same --episodes reset seeds: mean
+      keep_checkpoints=20; a gated run's checkpoints play their deployed network) played
+      greedily (--epsilon: random actions that often) from the same --episodes reset seeds,
+      each to --horizon times the 500-step limit (a cart that drifts slowly runs off the
+      track only past it: agents/core/gate.py): mean
       length, and of the episodes that ended before the step limit, how many ran the cart
       off the track (|x| > 2.4) and how many let the pole fall, with their lengths and the
       cart's distance from the centre when they ended; and over every step the pole's mean
@@ -309,10 +313,12 @@ def reactor_run_config(run: Path) -> dict:
     return config
 
 
-def checkpoint_failures(run: Path, episodes: int) -> dict:
+def checkpoint_failures(run: Path, episodes: int, horizon: float = 1.0,
+                        epsilon: float = 0.0) -> dict:  # fmt: skip
     """Why the greedy episodes of each checkpoint of a CartPole run ended (see the module
     docstring); checkpoints in env-step order, ``final.pt`` last."""
     from agents.core.evaluate import run_episodes
+    from agents.core.gate import lengthen
     from agents.core.restore import restore_agent
 
     config = reactor_run_config(run)
@@ -321,13 +327,15 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
     for path in [*sorted(folder.glob("step-*.pt")), folder / "final.pt"]:
         if not path.is_file():
             continue
-        agent = restore_agent(path)
+        agent = restore_agent(path, epsilon=epsilon, seed=0)
         env = CartPoleProbe(agent.make_env())
+        steps = lengthen(env, horizon)
         limit = env.unwrapped.x_threshold  # past it the cart is off the track (2.4)
         result = run_episodes(env, agent.controller, episodes, seed=10_000)
         row = {
             "checkpoint": path.name,
             "env_steps": agent.counters.get("env_steps"),
+            "step_limit": steps,
             "mean_length": statistics.mean(result.lengths),
             "off_track": sum(x > limit for _, x in env.ended),
             "pole_fell": sum(x <= limit for _, x in env.ended),
@@ -342,7 +350,7 @@ def checkpoint_failures(run: Path, episodes: int) -> dict:
         rows.append({**row, "from_rest": from_rest(env, agent.controller, config)})
         env.close()
     return {"benchmark": "reactor-cartpole-failures", "run": str(run), "episodes": episodes,
-            "checkpoints": rows}  # fmt: skip
+            "horizon": horizon, "epsilon": epsilon, "checkpoints": rows}  # fmt: skip
 
 
 def parse_overrides(p: argparse.ArgumentParser, items: list[str]) -> dict:
@@ -373,11 +381,22 @@ def main(argv: list[str] | None = None) -> int:
         f = argparse.ArgumentParser(prog="bench_reactor.py failures")
         f.add_argument("run", type=Path)
         f.add_argument("--episodes", type=int, default=20)
+        f.add_argument(
+            "--horizon",
+            type=float,
+            default=1.0,
+            help="episodes play to this many times the env's step limit",
+        )
+        f.add_argument("--epsilon", type=float, default=0.0,
+                       help="a random action with this probability")  # fmt: skip
         fa = f.parse_args(argv[1:])
         if not list((fa.run / "checkpoints").glob("*.pt")):
             f.error(f"{fa.run}: expected a run folder with checkpoints/*.pt, found none")
+        if fa.horizon < 1 or not 0 <= fa.epsilon <= 1:
+            f.error(f"--horizon {fa.horizon} --epsilon {fa.epsilon}: expected a horizon >= 1 "
+                    "and an epsilon in [0, 1]")  # fmt: skip
         try:
-            out = checkpoint_failures(fa.run, fa.episodes)
+            out = checkpoint_failures(fa.run, fa.episodes, fa.horizon, fa.epsilon)
         except ValueError as exc:  # not a Reactor run, or a checkpoint it cannot use
             f.error(str(exc))
         json.dump(out, sys.stdout, indent=2)

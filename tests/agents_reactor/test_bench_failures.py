@@ -57,6 +57,24 @@ def test_every_checkpoint_is_played_and_each_ending_is_named(tmp_path, benchmark
     # an untrained policy loses CartPole quickly: every episode of the first checkpoint fails
     first = out["checkpoints"][0]
     assert first["off_track"] + first["pole_fell"] == 3 and first["mean_length"] < 500
+    assert out["horizon"] == 1.0 and {r["step_limit"] for r in out["checkpoints"]} == {500}
+    # past the step limit (a slow drift shows only there) and with random actions mixed in
+    longer = benchmark_script("bench_reactor").checkpoint_failures(run, 2, horizon=2.5,
+                                                                   epsilon=0.5)  # fmt: skip
+    assert {r["step_limit"] for r in longer["checkpoints"]} == {1250}
+    assert (longer["horizon"], longer["epsilon"]) == (2.5, 0.5)
+    assert all(1 <= r["mean_length"] <= 1250 for r in longer["checkpoints"])
+
+
+def test_bad_horizon_or_epsilon_gets_one_line(tmp_path, benchmark_script, capsys):
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "checkpoints" / "final.pt").write_bytes(b"not read")
+    for bad in (["--horizon", "0.5"], ["--epsilon", "2"]):
+        with pytest.raises(SystemExit) as exc:
+            benchmark_script("bench_reactor").main(["failures", str(tmp_path), *bad])
+        assert exc.value.code == 2
+        line = capsys.readouterr().err.strip().splitlines()[-1]
+        assert "expected a horizon >= 1 and an epsilon in [0, 1]" in line
 
 
 @pytest.mark.parametrize(
