@@ -90,19 +90,32 @@ class DeployGate:
         most ``share`` of the run's ``env_steps``."""
         return not self.passed or gate_steps <= self.share * env_steps
 
-    def failed(self, returns: list[float]) -> bool:
+    def cannot_pass(self, returns: list[float]) -> bool:
         """The test so far (``returns``, one per episode played) cannot pass: an episode
         below the best seen (the earlier tests' and these) minus the margin."""
         return bool(returns) and min(returns) < max(self.best, max(returns)) - self.margin
+
+    def cannot_lead(self, returns: list[float]) -> bool:
+        """The test so far cannot make its network the provisional one: a network has
+        passed, or an episode is below the provisional network's worst."""
+        return self.passed or (bool(returns) and min(returns) < self.score)
+
+    def hopeless(self, returns: list[float]) -> bool:
+        """The test so far can earn nothing: stop it (its remaining episodes unplayed)."""
+        return self.cannot_pass(returns) and self.cannot_lead(returns)
 
     def judge(
         self, returns: list[float], weights: Mapping[str, torch.Tensor], version: int
     ) -> bool:
         """Deploy ``weights`` (learner ``version``) when their test ``returns`` (the episodes
-        played; fewer than ``episodes`` when the test stopped at a failed one) earn it."""
-        passed = len(returns) >= self.episodes and not self.failed(returns)
+        played; fewer than ``episodes`` when the test was stopped as hopeless) earn it:
+        every one of ``episodes`` passes; or, while nothing has passed, all were played and
+        their worst is at least the provisional network's."""
+        complete = len(returns) >= self.episodes
+        passed = complete and not self.cannot_pass(returns)
+        lead = complete and not self.cannot_lead(returns)
         self.best = max(self.best, *returns)
-        if passed or (not self.passed and min(returns) >= self.score):
+        if passed or lead:
             self.weights = {k: v.detach().clone() for k, v in weights.items()}
             self.score, self.version = float(min(returns)), int(version)
             self.passed = self.passed or passed

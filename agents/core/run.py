@@ -550,7 +550,7 @@ class _Shell:
         if gate is None or not gate.due(ctx.counters["env_steps"], spent):
             return
         seed = gate.test_seed(self.cfg.seed, clock)
-        result = evaluate(ctx, gate.episodes, seed, stop=gate.failed, horizon=gate.horizon)
+        result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon)
         steps = int(sum(result.lengths))
         ctx.counters["env_steps"] += steps
         ctx.counters["gate_steps"] = spent + steps

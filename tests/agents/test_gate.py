@@ -27,12 +27,16 @@ def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_best_
     assert not gate.judge([10.0, 20.0], {"w": torch.zeros(2)}, version=1)  # 10 < its own 20
     # nothing has passed: the tested network with the highest worst episode is shown
     assert (gate.version, gate.score, gate.passed, gate.best) == (1, 10.0, False, 20.0)
-    assert gate.failed([15.0]) and not gate.failed([20.0]) and not gate.failed([25.0])
-    assert gate.failed([25.0, 24.0])  # below this test's own best
+    assert gate.cannot_pass([15.0]) and not gate.cannot_pass([20.0])
+    assert not gate.cannot_pass([25.0]) and gate.cannot_pass([25.0, 24.0])  # below its own best
+    # nothing passed: a test goes on while it may still lead (no episode below the worst, 10)
+    assert not gate.hopeless([15.0]) and gate.hopeless([9.0]) and gate.hopeless([25.0, 9.0])
     assert not gate.judge([9.0], {"w": torch.full((2,), 5.0)}, version=2)
-    assert gate.version == 1  # its worst, 9, is below the provisional network's 10
-    assert not gate.judge([30.0], {"w": torch.ones(2)}, version=3)  # stopped after 1 of 2
-    assert (gate.version, gate.score, gate.best) == (3, 30.0, 30.0)  # the highest worst yet
+    assert gate.version == 1  # stopped at 9, below the provisional network's worst, 10
+    assert not gate.judge([30.0], {"w": torch.ones(2)}, version=3)  # 1 of 2: no record
+    assert (gate.version, gate.best) == (1, 30.0)
+    assert not gate.judge([12.0, 11.0], {"w": torch.ones(2)}, version=3)  # 12 < its best
+    assert (gate.version, gate.score) == (3, 11.0)  # a whole test whose worst is higher
     assert gate.due(env_steps=1, gate_steps=10**6)  # tests are due until one passes
     learner = {"w": torch.ones(2)}
     assert gate.judge([30.0, 30.0], learner, version=4)
@@ -44,7 +48,7 @@ def test_a_challenger_is_deployed_only_when_every_test_episode_reaches_the_best_
 
     lenient = DeployGate(2, margin=5.0)
     assert lenient.judge([100.0, 96.0], learner, version=1)  # within 5 of the best, 100
-    assert lenient.failed([94.0]) and not lenient.failed([95.0])
+    assert lenient.cannot_pass([94.0]) and not lenient.cannot_pass([95.0])
     assert lenient.judge([101.0, 97.0], learner, version=2) and lenient.score == 97.0
 
     assert not gate.judge([1.0], learner, version=6) and gate.version == 4  # a pass is kept
