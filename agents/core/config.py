@@ -217,8 +217,8 @@ class InteractConfig(ConfigGroup):
     many test episodes (env steps of the budget, not learned from) and becomes the deployed
     network, the one evaluation, evaluate and watch play, when every one returns at least
     the best test episode seen so far minus --gate-margin (until one does, they play the
-    tested network whose worst test episode is the highest); a test stops at the first
-    episode below that (agents/core/gate.py)."""
+    network with the highest worst episode over a whole test); a test stops once it can
+    earn neither (agents/core/gate.py)."""
     gate_margin: float = 0.0
     """With --gate-episodes: how far below the best test episode seen each of a challenger's
     test episodes may be and it still be deployed (0 for a return with a known top, as

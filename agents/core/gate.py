@@ -6,11 +6,13 @@ Before each scheduled evaluation the learner's acting network (the challenger) p
 ``--gate-horizon`` times the env's step limit. It passes when every one of its ``K``
 episodes returns at least the best test episode seen so far (by any network, its own
 included) minus ``--gate-margin``: it must be as good as anything the run has shown on every
-start it plays. The test stops at the first episode that fails this, so a challenger that
-fails costs little. A network that passes is deployed, and from then on only a network that
-passes replaces it. Until one has passed, the deployed network is provisional: the tested
-network whose worst test episode is the highest (the latest of equals); before the first
-test, evaluation plays the learner's latest, as without a gate. The learner and the actors
+start it plays. A network that passes is deployed, and from then on only a network that
+passes replaces it. Until one has passed, the deployed network is provisional: of the
+networks that played a whole test (all ``K`` episodes), the one whose worst episode is the
+highest (the latest of equals); before the first test, evaluation plays the learner's
+latest, as without a gate. A test stops at the first episode after which it can earn
+nothing (it can no longer pass, and a network has passed or the episode is below the
+provisional network's worst), so a challenger that fails costs little. The learner and the actors
 always go on with the latest weights: the gate chooses only what is shown and saved as the
 agent's policy, as AlphaGo Zero's evaluator kept its best player (Silver et al. 2017) while
 training went on.
@@ -33,7 +35,10 @@ evaluation, failed none: what a 500-step test cannot tell apart, a longer one ca
 
 Why provisional networks: with tests 4 times as long a first pass came later, and the
 learner's latest, shown until then, dipped in between (seed 9: 500 at 7.5k, then 473 at 10k
-from a network whose own test had failed at 434 on its first episode).
+from a network whose own test had failed at 434 on its first episode). Why a whole test: a
+provisional network chosen on the worst of the episodes a test had played before it stopped
+was often chosen on one episode, and one that played 1,607 steps from its one test start
+was evaluated at 494 and then 452 (seed 24).
 
 The test episodes are real env steps: they count in ``--total-env-steps`` (the budget, the
 clock of evaluations and schedules) and in ``counters["gate_steps"]``; they are not learned
