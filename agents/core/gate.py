@@ -12,10 +12,10 @@ networks that played a whole test (all ``K`` episodes), the one whose worst epis
 highest (the latest of equals); before the first test, evaluation plays the learner's
 latest, as without a gate. A test stops at the first episode after which it can earn
 nothing (it can no longer pass, and a network has passed or the episode is below the
-provisional network's worst), so a challenger that fails costs little. The learner and the actors
-always go on with the latest weights: the gate chooses only what is shown and saved as the
-agent's policy, as AlphaGo Zero's evaluator kept its best player (Silver et al. 2017) while
-training went on.
+provisional network's worst), so a challenger that fails costs little. The learner and the
+actors always go on with the latest weights: the gate chooses only what is shown and saved
+as the agent's policy, as AlphaGo Zero's evaluator kept its best player (Silver et al. 2017)
+while training went on.
 
 Why every episode against the best seen, measured on CartPole-v1 (evaluations of 5
 episodes, 475 the target; ``benchmarks/results/reactor-cartpole-ablation-40k``): a network
@@ -76,7 +76,7 @@ class DeployGate:
         self.horizon = float(horizon)
         """The test episodes' step limit as a multiple of the env's (:func:`lengthen`)."""
         self.weights: dict[str, torch.Tensor] | None = None
-        """The deployed network's weights (None until a network passes)."""
+        """The deployed network's weights (None until a first whole test or pass)."""
         self.score = -math.inf
         """The deployed network's worst test episode."""
         self.version = -1
@@ -85,7 +85,7 @@ class DeployGate:
         """The best test episode of any network so far."""
         self.passed = False
         """A network has passed a test; until one has, the deployed network is provisional:
-        the tested one whose worst test episode is the highest (the latest of equals)."""
+        of those that played a whole test, the one whose worst episode is the highest."""
 
     def test_seed(self, seed: int, clock: int) -> int:
         return (seed + SEED_OFFSET + clock) % 2**31
@@ -172,7 +172,7 @@ def lengthen(env: gym.Env, factor: float) -> int | None:
 
 
 def deployed_weights(payload: Mapping[str, Any]) -> Mapping[str, torch.Tensor] | None:
-    """A checkpoint's deployed weights (None: no gate, or nothing passed yet); a
+    """A checkpoint's deployed weights (None: no gate, or nothing deployed yet); a
     CheckpointError naming the file and the field when they are not a dict of tensors."""
     state = payload.get("deployed")
     weights = state.get("weights") if isinstance(state, Mapping) else state

@@ -565,7 +565,7 @@ class _Shell:
         )  # fmt: skip
         verdict = "deployed it" if passed else (
             f"kept the deployed network (worst {gate.score:.2f})" if gate.weights is before
-            else "deployed it provisionally (none has passed; no tested network's worst was higher)"
+            else "deployed it provisionally (none has passed; the highest worst of a whole test)"
         )  # fmt: skip
         self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network, "
                    f"worst {worst:.2f} of {played} episodes, {verdict}")  # fmt: skip
