@@ -381,12 +381,8 @@ def main(argv: list[str] | None = None) -> int:
         f = argparse.ArgumentParser(prog="bench_reactor.py failures")
         f.add_argument("run", type=Path)
         f.add_argument("--episodes", type=int, default=20)
-        f.add_argument(
-            "--horizon",
-            type=float,
-            default=1.0,
-            help="episodes play to this many times the env's step limit",
-        )
+        f.add_argument("--horizon", type=float, default=1.0,
+                       help="episodes play to this many times the env's step limit")  # fmt: skip
         f.add_argument("--epsilon", type=float, default=0.0,
                        help="a random action with this probability")  # fmt: skip
         fa = f.parse_args(argv[1:])

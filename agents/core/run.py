@@ -354,8 +354,7 @@ def evaluate(
     ``weights`` (the deployed ones) or the learner's own (``stop``: as
     :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's)."""
     env = ctx.agent.make_env()
-    if horizon != 1.0:
-        lengthen(env, horizon)
+    lengthen(env, horizon)  # 1: the env's own limit, unchanged
     try:
         policy = BatchPolicy.copy_of(
             ctx.learner.networks[ctx.agent.acting_network],
