@@ -94,3 +94,29 @@ def test_only_the_sample_demos_folder_is_refused(tmp_path):
     refuse_sample_demos(tmp_path / "demos", "--out")
     with pytest.raises(CommandError, match=r"--out .*: expected a place outside"):
         refuse_sample_demos(Path(SAMPLE_DEMOS) / "x" / "y.h5", "--out")
+
+
+@pytest.mark.parametrize("command", ["tag", "compact"])
+@pytest.mark.parametrize("how", ["file", "folder", "link"])
+def test_editing_a_sample_in_place_is_refused(command, how, tmp_path, monkeypatch, capsys):
+    """`tag` and `compact` write into the episode file itself: on a sample (the file, its
+    folder or a link to either) they refuse before writing any, in one line that says how
+    to make a copy of one's own; the copy then takes them."""
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+    target = {"file": str(SAMPLE), "folder": str(SAMPLE.parent)}.get(how)
+    if target is None:
+        (tmp_path / "samples").symlink_to(SAMPLE_DEMOS)
+        target = str(tmp_path / "samples")
+    before = _listing()
+    argv = [command, target] + (["--add", "good"] if command == "tag" else [])
+    assert main(argv) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and "expected one of your episodes, got a bundled sample" in err[0]
+    mine = tmp_path / "data" / "demostudio" / "recordings" / "CartPole-v1"
+    assert f"to {command} it, copy it to your recordings first: mkdir -p {mine}" in err[0]
+    assert _listing() == before
+    mine.mkdir(parents=True)
+    copy = mine / SAMPLE.name
+    copy.write_bytes(SAMPLE.read_bytes())
+    assert main([command, str(copy), *argv[2:]]) == 0

@@ -1,4 +1,5 @@
-"""Library commands: ``ls``, ``info``, ``validate``, ``verify``, ``recover``, ``tag``."""
+"""Library commands: ``ls``, ``info``, ``validate``, ``verify``, ``recover``, ``tag``,
+``compact``."""
 
 from __future__ import annotations
 
@@ -228,6 +229,24 @@ def _is_path(value: str) -> bool:
     return value.endswith(".h5") or "/" in value
 
 
+def _writable(paths: list[Path], command: str) -> list[Path]:
+    """The episodes under ``paths`` that ``command`` edits in place; CommandError, before any
+    is written, when one of them is a bundled sample (samples are read, never written)."""
+    from demostudio.assets import SAMPLE_DEMOS
+    from demostudio.ui.settings import derived_output_folder
+
+    found = find_episodes(paths)
+    for path in found:
+        mine = derived_output_folder(path)  # None: not a sample
+        if mine is not None:
+            raise CommandError(
+                f"{path}: expected one of your episodes, got a bundled sample (the samples in "
+                f"{SAMPLE_DEMOS} are never written to); to {command} it, copy it to your "
+                f"recordings first: mkdir -p {mine} && cp {path} {mine}/"
+            )
+    return found
+
+
 def cmd_tag(args: argparse.Namespace) -> int:
     # ``tag --add bad FILE`` works like ``tag FILE --add bad``: --add and --remove take any
     # number of tags, so paths given after them end up among their values.
@@ -240,7 +259,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
         raise CommandError(
             "expected episode files or folders to tag (paths end in .h5 or contain a /), got none"
         )
-    for path in find_episodes(files):
+    for path in _writable(files, "tag"):
         with open_episode(path) as ep:
             tags = set(ep.summary.tags)
         tags |= set(args.add)
@@ -252,7 +271,7 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
 def cmd_compact(args: argparse.Namespace) -> int:
     total_before = total_after = 0
-    for path in find_episodes(args.paths):
+    for path in _writable(args.paths, "compact"):
         r = compact_episode(path, level=args.level)
         total_before += r.bytes_before
         total_after += r.bytes_after

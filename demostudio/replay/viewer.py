@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pygame
 
+from demostudio.assets import in_sample_demos
 from demostudio.episode import EpisodeError, VerifyResult, update_metadata
 from demostudio.episode.trim import trim_episode
 from demostudio.export import FrameRange, default_output, export_episode, save_png
@@ -174,6 +175,10 @@ class Viewer:
     def _edit_metadata(self, *, tags: list[str] | None = None, notes: str | None = None) -> None:
         entry = self.catalog.current
         if entry is None or self.episode is None or self._busy(entry.path):
+            return
+        if in_sample_demos(entry.path):
+            self.say("a bundled sample is never written to: copy it to your recordings to "
+                     "tag it or write notes", theme.WARN)  # fmt: skip
             return
         keep = self.playback
         self.episode.close()  # HDF5 will not open a file for writing while it is open to read

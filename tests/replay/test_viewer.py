@@ -4,6 +4,8 @@ tested on its own in test_state.py.)"""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pygame
 import pytest
 
@@ -475,3 +477,19 @@ def test_the_overlay_lies_wholly_on_the_picture_or_beside_it():
     wide = pygame.Rect(400, 0, 300, 560)  # room beside it (Atari): beside, not across
     x, y = _overlay_position(area, wide, overlay)
     assert x + 230 <= wide.x or x >= wide.right
+
+
+def test_a_sample_is_never_tagged_from_the_window(viewer_factory, tmp_path, monkeypatch):
+    """The tag keys on a bundled sample say so and write nothing."""
+    from demostudio import assets
+
+    monkeypatch.setattr(assets, "SAMPLE_DEMOS", tmp_path / "samples")
+    sample = tmp_path / "samples" / "a.h5"
+    sample.parent.mkdir()
+    shipped = sorted((Path(__file__).resolve().parents[2] / "demos" / "CartPole-v1").glob("*.h5"))
+    sample.write_bytes(shipped[0].read_bytes())
+    before = sample.read_bytes()
+    v = viewer_factory([sample])
+    press(v, pygame.K_g)
+    assert "a bundled sample is never written to" in v.message[0]
+    assert sample.read_bytes() == before
