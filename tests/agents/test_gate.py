@@ -240,3 +240,63 @@ def test_gate_flags_are_checked():
         R2D2Config(**{**TINY, "gate_margin": -1.0}).validate()
     with pytest.raises(ValueError, match="--gate-episodes: expected <= 10000"):
         R2D2Config(**{**TINY, "gate_episodes": 10**6}).validate()
+
+
+class _FixedController:
+    """Plays one action throughout (the controller protocol run_episodes drives)."""
+
+    def __init__(self, action: int):
+        self.action = action
+
+    def reset(self, env, observation, info) -> None: ...
+
+    def act(self, env, observation) -> int:
+        return self.action
+
+    def observe_reward(self, reward: float) -> None: ...
+
+
+def test_played_episodes_are_kept_as_a_recording_would_hold_them():
+    env = gym.make("MountainCar-v0", max_episode_steps=20)
+    agent_like = _FixedController(action=2)
+    result = run_episodes(env, agent_like, 2, seed=7, keep=True)
+    assert result.played is not None and len(result.played) == 2
+    first = result.played[0]
+    assert len(first) == 20 and first.observations.shape == (21, 2)
+    assert (first.actions == 2).all() and not first.terminations.any()
+    assert first.rewards.sum() == result.returns[0] == -20.0
+    start, _ = env.reset(seed=7)
+    assert (first.observations[0] == start).all()
+    assert run_episodes(env, agent_like, 1, seed=7).played is None  # kept only when asked
+
+
+@pytest.mark.parametrize("algo", ["r2d2", "reactor"])
+def test_with_gate_learn_the_tests_go_into_the_replay_and_bring_updates(
+    algo, tmp_path, monkeypatch
+):
+    from agents.core import run as run_module
+    from agents.reactor import ReactorConfig, train_reactor
+
+    added = []
+    learn = run_module._Shell.learn_from_test
+
+    def spy(self, played):
+        before = len(self.ctx.replay)
+        learn(self, played)
+        added.append((sum(len(p) for p in played), len(self.ctx.replay) - before))
+
+    monkeypatch.setattr(run_module._Shell, "learn_from_test", spy)
+    run = tmp_path / "run"
+    cfg = {**TINY, "env": "MountainCar-v0", "env_kwargs": '{"max_episode_steps": 20}',
+           "gate_horizon": 3.0, "eval_every": 200, "gate_learn": True,
+           "total_env_steps": 800, "run_dir": run}  # fmt: skip
+    if algo == "reactor":
+        result = train_reactor(ReactorConfig(**cfg, num_atoms=11, device="cpu"))
+    else:
+        result = train_r2d2(R2D2Config(**cfg))
+    counters = load_checkpoint(run / "checkpoints" / "final.pt")["counters"]
+    assert counters["gate_learned"] == counters["gate_steps"] == sum(s for s, _ in added) > 0
+    assert all(steps % 60 == 0 and grew > 0 for steps, grew in added)  # 3 x 20 an episode
+    # the replay ratio counts them: more updates than the actors' steps alone bring
+    actors = result.env_steps - counters["gate_steps"]
+    assert actors / 8.0 + 1 < result.updates <= result.env_steps / 8.0 + 1
