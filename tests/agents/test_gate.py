@@ -300,3 +300,11 @@ def test_with_gate_learn_the_tests_go_into_the_replay_and_bring_updates(
     # the replay ratio counts them: more updates than the actors' steps alone bring
     actors = result.env_steps - counters["gate_steps"]
     assert actors / 8.0 + 1 < result.updates <= result.env_steps / 8.0 + 1
+    if algo == "reactor":
+        return
+    # a resumed run goes on counting them (the ratio is counted from where it resumed: a
+    # checkpoint's counters bring no burst of updates)
+    resumed = train_r2d2(R2D2Config(**{**cfg, "total_env_steps": 1200, "resume": True}))
+    after = load_checkpoint(run / "checkpoints" / "final.pt")["counters"]
+    assert after["gate_learned"] == after["gate_steps"] > counters["gate_steps"]
+    assert result.updates < resumed.updates <= resumed.env_steps / 8.0 + 1
