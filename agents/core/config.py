@@ -234,13 +234,6 @@ class InteractConfig(ConfigGroup):
     (gymnasium's TimeLimit; 1: as evaluation plays). Longer tests find a network that holds
     only until the limit cuts it off (CartPole: a cart drifting to the track's edge)."""
 
-    gate_learn: bool = False
-    """With --gate-episodes: learn from the test episodes too. They go into the agent replay
-    as the actors' experience does, with the evaluation policy as their behaviour (as a
-    demo's: mu = 1 for the action played), and count in the replay ratio. A test episode
-    played past the env's step limit is where a policy that drifts meets the state it fails
-    in, which its own exploring actors may not reach."""
-
     limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000, "gate_horizon": 1_000}
 
     def check(self) -> None:

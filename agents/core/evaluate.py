@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
 import gymnasium as gym
 import numpy as np
@@ -11,34 +11,9 @@ import numpy as np
 from agents.core.controller import AgentController
 
 
-class Played(NamedTuple):
-    """One episode as played: what :func:`agents.core.demos.episode_sequences` cuts into
-    sequences, like a recorded one."""
-
-    observations: Any
-    """[T+1, ...] (a dict of them for a dict observation space)."""
-    actions: np.ndarray
-    """[T] int64."""
-    rewards: np.ndarray
-    """[T] float64."""
-    terminations: np.ndarray
-    """[T] bool."""
-
-    def __len__(self) -> int:
-        return int(self.rewards.shape[0])
-
-
-def _stack(observations: list[Any]) -> Any:
-    if isinstance(observations[0], dict):
-        return {k: np.stack([o[k] for o in observations]) for k in observations[0]}
-    return np.stack([np.asarray(o) for o in observations])
-
-
 class EvalResult(NamedTuple):
     returns: list[float]
     lengths: list[int]
-    played: list[Played] | None = None
-    """The episodes themselves (with ``keep``)."""
 
     @property
     def mean(self) -> float:
@@ -56,37 +31,25 @@ def run_episodes(
     episodes: int,
     seed: int | None = None,
     stop: Callable[[list[float]], bool] | None = None,
-    keep: bool = False,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``env`` with ``controller`` (feeding it the rewards);
-    ``stop``: asked with the returns so far after each episode, True ends the play;
-    ``keep``: the result holds the episodes played (:class:`Played`)."""
-    returns, lengths, played = [], [], []
+    ``stop``: asked with the returns so far after each episode, True ends the play."""
+    returns, lengths = [], []
     for i in range(episodes):
         obs, info = env.reset(seed=None if seed is None else seed + i)
         controller.reset(env, obs, info)
         total, steps, done = 0.0, 0, False
-        seen, actions, rewards, ends = [obs], [], [], []
         while not done:
-            action = controller.act(env, obs)
-            obs, reward, terminated, truncated, _ = env.step(action)
+            obs, reward, terminated, truncated, _ = env.step(controller.act(env, obs))
             controller.observe_reward(float(reward))
             total += float(reward)
             steps += 1
             done = terminated or truncated
-            if keep:
-                seen.append(obs)
-                actions.append(action)
-                rewards.append(float(reward))
-                ends.append(bool(terminated))
         returns.append(total)
         lengths.append(steps)
-        if keep:
-            arrays = np.asarray(actions, np.int64), np.asarray(rewards), np.asarray(ends, bool)
-            played.append(Played(_stack(seen), *arrays))
         if stop is not None and stop(returns):
             break
-    return EvalResult(returns, lengths, played if keep else None)
+    return EvalResult(returns, lengths)
 
 
-__all__ = ["EvalResult", "Played", "run_episodes"]
+__all__ = ["EvalResult", "run_episodes"]

@@ -41,14 +41,10 @@ was often chosen on one episode, and one that played 1,607 steps from its one te
 was evaluated at 494 and then 452 (seed 24).
 
 The test episodes are real env steps: they count in ``--total-env-steps`` (the budget, the
-clock of evaluations and schedules) and in ``counters["gate_steps"]``. By default they are
-not learned from (no sequences, and the replay ratio counts only the actors' steps, so they
-bring no updates); with ``--gate-learn`` they go into the agent replay, cut into sequences
-as a recorded demo is (the evaluation policy chose each action: mu = 1), and count in the
-replay ratio (``counters["gate_learned"]``). A test episode played past the step limit is
-where a greedy policy that drifts meets the edge its exploring actors seldom reach. A test
-that starts before the budget is spent plays its episodes to the end, so a run may end up
-to one test past ``--total-env-steps``. Once a network has passed, a test
+clock of evaluations and schedules) and in ``counters["gate_steps"]``; they are not learned
+from (no sequences, and the replay ratio counts only the actors' steps, so they bring no
+updates); a test that starts before the budget is spent plays its episodes to the end, so a
+run may end up to one test past ``--total-env-steps``. Once a network has passed, a test
 starts only while the tests so far have taken at most ``--gate-share`` of the env steps (ten
 tests of 500 steps before every evaluation took most of a 40k budget and starved a seed that
 learned slowly). With a noisy return no network plays its best on every start: a margin of

@@ -42,8 +42,7 @@ from agents.core.checkpoint import (
 )
 from agents.core.config import ReplayConfig, config_to_dict
 from agents.core.controller import AgentController
-from agents.core.demos import episode_sequences
-from agents.core.evaluate import EvalResult, Played, run_episodes
+from agents.core.evaluate import EvalResult, run_episodes
 from agents.core.gate import DeployGate, lengthen
 from agents.core.learner import Learner
 from agents.core.logger import RunLogger, run_folder_problem
@@ -350,10 +349,9 @@ def evaluate(
     weights: dict[str, torch.Tensor] | None = None,
     stop: Callable[[list[float]], bool] | None = None,
     horizon: float = 1.0,
-    keep: bool = False,
 ) -> EvalResult:
     """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
-    ``weights`` (the deployed ones) or the learner's own (``stop``, ``keep``: as
+    ``weights`` (the deployed ones) or the learner's own (``stop``: as
     :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's)."""
     env = ctx.agent.make_env()
     lengthen(env, horizon)  # 1: the env's own limit, unchanged
@@ -368,7 +366,7 @@ def evaluate(
         if weights is not None:
             policy.load_weights(weights, -1)
         ctrl = AgentController(policy, ctx.preprocess, name=f"policy:{ctx.agent.name}")
-        return run_episodes(env, ctrl, episodes, seed=seed, stop=stop, keep=keep)
+        return run_episodes(env, ctrl, episodes, seed=seed, stop=stop)
     finally:
         env.close()
 
@@ -551,15 +549,10 @@ class _Shell:
         if gate is None or not gate.due(ctx.counters["env_steps"], spent):
             return
         seed = gate.test_seed(self.cfg.seed, clock)
-        learn = self.cfg.gate_learn and ctx.replay is not None
-        result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon,
-                          keep=learn)  # fmt: skip
+        result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon)
         steps = int(sum(result.lengths))
         ctx.counters["env_steps"] += steps
         ctx.counters["gate_steps"] = spent + steps
-        if learn:
-            self.learn_from_test(result.played or [])
-            ctx.counters["gate_learned"] = ctx.counters.get("gate_learned", 0) + steps
         before = gate.weights
         passed = gate.judge(result.returns, ctx.acting_weights(), ctx.learner.updates)
         worst, played = min(result.returns), len(result.returns)
@@ -575,20 +568,6 @@ class _Shell:
         )  # fmt: skip
         self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network, "
                    f"worst {worst:.2f} of {played} episodes, {verdict}")  # fmt: skip
-
-    def learn_from_test(self, played: list[Played]) -> None:
-        """The test episodes into the agent replay (--gate-learn), cut into sequences as the
-        actors cut theirs, the states from the network that played them, and each step's
-        behaviour that of a recorded demo (the evaluation policy chose the action)."""
-        ctx, cfg = self.ctx, self.cfg
-        network = ctx.learner.networks[ctx.agent.acting_network]
-        for episode in played:
-            seqs = episode_sequences(
-                episode, ctx.preprocess, network, cfg.sequence_length, cfg.period,
-                EndBehavior(cfg.end_behavior), ctx.device, ctx.agent.demo_extras,
-            )  # fmt: skip
-            if seqs is not None:
-                ctx.replay.add(seqs)
 
     def evaluate(self, clock: int) -> EvalResult:
         ctx, cfg = self.ctx, self.cfg

@@ -69,9 +69,8 @@ class ReplayRatio:
         step = _take_step(ctx)
         if step.sequences is not None:
             ctx.replay.add(step.sequences)
-        # the steps learned from: a deployment gate's test episodes only with --gate-learn
-        c = ctx.counters
-        env_steps = c["env_steps"] - c.get("gate_steps", 0) + c.get("gate_learned", 0)
+        # the actors' steps: a deployment gate's test episodes bring no data, so no updates
+        env_steps = ctx.counters["env_steps"] - ctx.counters.get("gate_steps", 0)
         if self._learn_from is None and ctx.mix.ready(self.min_replay):
             self._learn_from = (env_steps, ctx.learner.updates)
         if self._learn_from is None:
