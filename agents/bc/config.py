@@ -4,6 +4,7 @@ the validation split and early stopping. Every field is a ``demostudio train bc`
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import ClassVar
 
 from agents.core.config import (
     ConfigGroup,
@@ -33,6 +34,8 @@ class BCSettings(ConfigGroup):
     state_refresh_every: int = 500
     """Recurrent: recompute the stored LSTM states of the demo sequences with the current
     network every this many updates (0: keep the initial network's states)."""
+
+    limits: ClassVar[dict[str, float]] = {"max_updates": 100_000_000}
 
     def check(self) -> None:
         require(self, ("max_updates", "val_every"), 1)

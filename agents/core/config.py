@@ -58,9 +58,10 @@ class ConfigGroup:
     """Base of every group: ``validate`` runs each group's own ``check`` once."""
 
     limits: ClassVar[dict[str, float]] = {}
-    """Upper bounds of this group's fields (sizes, rates), checked by ``validate`` before any
-    group's ``check``: a typo such as ``--hidden 40000`` is refused in one line instead of
-    allocating gigabytes. Each group declares its own fields' bounds once; an algorithm's
+    """Upper bounds of this group's fields (sizes, rates, counts of updates or steps), checked
+    by ``validate`` before any group's ``check``: a typo such as ``--hidden 40000`` is refused
+    in one line instead of allocating gigabytes, ``--pretrain-updates 1000000000000`` instead
+    of running for years. Each group declares its own fields' bounds once; an algorithm's
     config inherits them with the groups."""
 
     diverging: ClassVar[tuple[str, ...]] = ()
@@ -234,7 +235,8 @@ class InteractConfig(ConfigGroup):
     (gymnasium's TimeLimit; 1: as evaluation plays). Longer tests find a network that holds
     only until the limit cuts it off (CartPole: a cart drifting to the track's edge)."""
 
-    limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000, "gate_horizon": 1_000}
+    limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000, "gate_horizon": 1_000,
+                                          "total_env_steps": 100_000_000_000}  # fmt: skip
 
     def check(self) -> None:
         require(self, ("total_env_steps", "checkpoint_every"), 1)

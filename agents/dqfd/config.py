@@ -38,6 +38,7 @@ class DQfDSettings(ConfigGroup):
     agent_priority_bonus: float = 0.001
     """epsilon_a added to the priority of agent sequences."""
 
+    limits: ClassVar[dict[str, float]] = {"pretrain_updates": 100_000_000}
     diverging: ClassVar[tuple[str, ...]] = ("lambda_n_step", "lambda_l2")
 
     def check(self) -> None:

@@ -346,7 +346,7 @@ class DemoPretrainSettings(ConfigGroup):
     bc_anneal_steps: int = 100_000
     """Env steps over which --bc-coef anneals to 0."""
 
-    limits: ClassVar[dict[str, float]] = {"bc_batch_size": 4096}
+    limits: ClassVar[dict[str, float]] = {"bc_batch_size": 4096, "bc_pretrain_updates": 100_000_000}
     diverging: ClassVar[tuple[str, ...]] = ("bc_coef",)
 
     def check(self) -> None:

@@ -67,6 +67,11 @@ def _train(algo: str, *flags: str, run) -> list[str]:
         ("rnd-ppo", "--rnd-hidden", "8192"),
         ("ppo", "--frame-stack", "16"),
         ("ppo", "--frame-resize", "512"),
+        # counts that only cost time: a typo would run for years
+        ("dqfd", "--pretrain-updates", "100000000"),
+        ("bc", "--max-updates", "100000000"),
+        ("rnd-ppo", "--bc-pretrain-updates", "100000000"),
+        ("r2d2", "--total-env-steps", "100000000000"),
     ],
 )
 def test_size_flags_have_an_upper_bound(algo, flag, bound, tmp_path, capsys):
