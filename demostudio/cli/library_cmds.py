@@ -232,6 +232,8 @@ def _is_path(value: str) -> bool:
 def _writable(paths: list[Path], command: str) -> list[Path]:
     """The episodes under ``paths`` that ``command`` edits in place; CommandError, before any
     is written, when one of them is a bundled sample (samples are read, never written)."""
+    from shlex import quote
+
     from demostudio.assets import SAMPLE_DEMOS
     from demostudio.ui.settings import derived_output_folder
 
@@ -242,7 +244,8 @@ def _writable(paths: list[Path], command: str) -> list[Path]:
             raise CommandError(
                 f"{path}: expected one of your episodes, got a bundled sample (the samples in "
                 f"{SAMPLE_DEMOS} are never written to); to {command} it, copy it to your "
-                f"recordings first: mkdir -p {mine} && cp {path} {mine}/"
+                f"recordings first: mkdir -p {quote(str(mine))} && cp {quote(str(path))} "
+                f"{quote(str(mine))}/"
             )
     return found
 
