@@ -235,12 +235,6 @@ class InteractConfig(ConfigGroup):
     (gymnasium's TimeLimit; 1: as evaluation plays). Longer tests find a network that holds
     only until the limit cuts it off (CartPole: a cart drifting to the track's edge)."""
 
-    gate_updates: bool = False
-    """With --gate-episodes: the learner keeps updating on the replay while the tests play,
-    at the replay ratio's rate of their env steps, as a learner in its own process would
-    (off: the tests' steps bring no updates, and tests that take most of the budget leave
-    the learner few)."""
-
     limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000, "gate_horizon": 1_000,
                                           "total_env_steps": 100_000_000_000}  # fmt: skip
 

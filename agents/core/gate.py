@@ -69,17 +69,12 @@ SEED_OFFSET = 500_000_000
 
 
 class DeployGate:
-    def __init__(
-        self, episodes: int, margin: float, share: float = 1.0, horizon: float = 1.0,
-        updates: bool = False,
-    ):  # fmt: skip
+    def __init__(self, episodes: int, margin: float, share: float = 1.0, horizon: float = 1.0):
         self.episodes = int(episodes)
         self.margin = float(margin)
         self.share = float(share)
         self.horizon = float(horizon)
         """The test episodes' step limit as a multiple of the env's (:func:`lengthen`)."""
-        self.updates = bool(updates)
-        """The tests' env steps bring learner updates as the actors' do (``--gate-updates``)."""
         self.weights: dict[str, torch.Tensor] | None = None
         """The deployed network's weights (None until a first whole test or pass)."""
         self.score = -math.inf

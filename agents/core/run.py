@@ -405,8 +405,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
             ) from None  # fmt: skip
         ctx.counters.update(payload["counters"])
     if getattr(cfg, "gate_episodes", 0):
-        ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share, cfg.gate_horizon,
-                              cfg.gate_updates)  # fmt: skip
+        ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share, cfg.gate_horizon)
         if payload is not None:
             ctx.gate.load_state_dict(payload, ctx.acting_weights())
     if agent.uses_replay:

@@ -69,11 +69,8 @@ class ReplayRatio:
         step = _take_step(ctx)
         if step.sequences is not None:
             ctx.replay.add(step.sequences)
-        # a deployment gate's test episodes bring no data, and no updates unless the learner
-        # goes on through them (--gate-updates)
-        env_steps = ctx.counters["env_steps"]
-        if ctx.gate is None or not ctx.gate.updates:
-            env_steps -= ctx.counters.get("gate_steps", 0)
+        # the actors' steps: a deployment gate's test episodes bring no data, so no updates
+        env_steps = ctx.counters["env_steps"] - ctx.counters.get("gate_steps", 0)
         if self._learn_from is None and ctx.mix.ready(self.min_replay):
             self._learn_from = (env_steps, ctx.learner.updates)
         if self._learn_from is None:
