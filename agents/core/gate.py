@@ -194,7 +194,7 @@ def deployed_weights(payload: Mapping[str, Any]) -> Mapping[str, torch.Tensor] |
             payload.get("path", "checkpoint"), f"expected a number, got {score!r:.80}",
             "deployed.score",
         )  # fmt: skip
-    passed = state.get("passed", True)  # written before provisional networks: only a pass
+    passed = _passed(state)
     if not isinstance(passed, bool):
         where = payload.get("path", "checkpoint")
         raise CheckpointError(where, f"expected true or false, got {passed!r:.80}",
@@ -209,7 +209,13 @@ def deployed_summary(payload: Mapping[str, Any]) -> tuple[int, float, bool]:
     state = payload["deployed"]
     version = state.get("version")
     known = isinstance(version, int) and not isinstance(version, bool)
-    return (version if known else -1), float(state["score"]), state.get("passed", True)
+    return (version if known else -1), float(state["score"]), _passed(state)
+
+
+def _passed(state: Mapping[str, Any]) -> Any:
+    """A checkpoint's ``deployed.passed`` as written (checked by :func:`deployed_weights`); a
+    checkpoint written before provisional networks existed deployed only a pass."""
+    return state.get("passed", True)
 
 
 __all__ = ["SEED_OFFSET", "DeployGate", "deployed_summary", "deployed_weights", "lengthen"]
