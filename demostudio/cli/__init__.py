@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from demostudio.cli.oserrors import os_error_line
 from demostudio.episode import EpisodeError, UnknownEnvError
 from demostudio.ui.display import NoDisplayError, prepare_sdl_environment
 
@@ -86,6 +87,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # e.g. `demostudio ls | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # after FileNotFoundError and BrokenPipeError: a path the user gave
+        line = os_error_line(exc)
+        if line is None:
+            raise
+        print(f"demostudio: error: {line}", file=sys.stderr)
+        return 2
 
 
 __all__ = ["COMMAND_MODULES", "CommandError", "build_parser", "main", "refuse_sample_demos"]
