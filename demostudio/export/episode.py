@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -61,6 +62,11 @@ def check_target(target: Path, fmt: str, source: Path) -> None:
         raise EpisodeError(target, None, f"--out: {problem}")
 
 
+MAX_EXPORT_SIDE = 4096
+"""The largest exported frame's side in pixels (4K video): a mistyped --scale of 1e6 would
+otherwise ask for terabytes of frames and run for hours."""
+
+
 def export_episode(
     path: str | os.PathLike,
     fmt: str,
@@ -88,6 +94,13 @@ def export_episode(
             raise ValueError(f"expected fps {FPS_RANGE}, got {rate}")
         height, width = ep.frame_shape[:2]
         size = scaled_size(width, height, scale)
+        if max(size) > MAX_EXPORT_SIDE:
+            most = MAX_EXPORT_SIDE / max(width, height)
+            raise EpisodeError(
+                path, None, f"--scale {scale:g}: expected frames at most {MAX_EXPORT_SIDE} "
+                f"pixels a side, so at most --scale {math.floor(most * 1000) / 1000:g} for "
+                f"these {width}x{height} frames",
+            )  # fmt: skip
         target = Path(out) if out is not None else default_output(path, fmt, frames, len(ep) + 1)
         check_target(target, fmt, path)
         if fmt != "png":

@@ -153,6 +153,13 @@ def test_export_command_errors(episodes, tmp_path, capsys):
     assert "missing.h5" in capsys.readouterr().err
     assert main(["export", str(episodes[0]), "--scale", "0"]) == 2
     assert "--scale" in capsys.readouterr().err
+    for huge in ("1e6", "50"):  # hours of frames of terabytes: refused before any is made
+        out = tmp_path / f"huge{huge}.gif"
+        argv = ["export", str(episodes[0]), "--scale", huge, "--out", str(out), "--no-progress"]
+        assert main(argv) == 2
+        err = capsys.readouterr().err
+        assert f"--scale {float(huge):g}: expected frames at most 4096 pixels a side" in err
+        assert err.count("\n") == 1 and not out.exists()
     assert main(["export", str(episodes[0].parent), "--format", "minari"]) == 2
     assert "--dataset-id" in capsys.readouterr().err
 
