@@ -30,55 +30,64 @@ class CompactResult:
 
 
 def compact_episode(path: str | os.PathLike, level: int = 9) -> CompactResult:
-    """Re-deflate the frames of episode ``path`` at ``level`` (1-9), in place and atomically."""
+    """Re-deflate the frames of episode ``path`` at ``level`` (1-9), in place and atomically.
+
+    Frames are read through the episode reader, a row at a time with the inflated size
+    bounded (a gzip bomb is refused, not inflated), whatever their layout (one deflated
+    chunk per frame, other chunks, or contiguous); a file that cannot be read is left as
+    it was, with one EpisodeError naming ``frames``."""
     if not 1 <= level <= 9:
         raise ValueError(f"expected a deflate level from 1 to 9, got {level}")
     path = Path(path)
-    with EpisodeFile(path) as ep:  # validates format and version first
-        ep.check_lengths()
-        has_frames = ep.has_frames
-        # The frames' filter records the level their chunks were deflated at (recording: 1).
-        current = ep.h5["frames"].compression_opts if has_frames else None
     before = path.stat().st_size
-    if not has_frames:
-        return CompactResult(path, before, before, "no frames")
-    if isinstance(current, int) and current >= level:
-        return CompactResult(path, before, before, f"already compact (level {current})")
     tmp = path.with_name(path.name + ".compact.partial")
     try:
-        with h5py.File(path, "r") as src, h5py.File(tmp, "w") as dst:
-            for key, value in src.attrs.items():
-                dst.attrs[key] = value
-            frames = src["frames"]
-            linked = isinstance(src.get("observations"), h5py.Dataset) and (
-                src["observations"].id == frames.id
-            )
-            for name in src:
-                if name == "frames" or (linked and name == "observations"):
-                    continue
-                src.copy(src[name], dst, name=name)
-            out = dst.create_dataset(
-                "frames",
-                shape=frames.shape,
-                maxshape=(None, *frames.shape[1:]),
-                dtype=np.uint8,
-                chunks=(1, *frames.shape[1:]),
-                compression="gzip",
-                compression_opts=level,
-            )
-            zeros = (0,) * (frames.ndim - 1)
-            for i in range(frames.shape[0]):
-                mask, raw = frames.id.read_direct_chunk((i, *zeros))
-                data = zlib.decompress(raw) if mask == 0 else frames[i].tobytes()
-                out.id.write_direct_chunk((i, *zeros), zlib.compress(data, level))
-            if linked:
-                dst["observations"] = out
-            for i in range(frames.shape[0]):  # lossless, or nothing is replaced
-                if not np.array_equal(out[i], frames[i]):
-                    raise EpisodeError(path, "frames", f"frame {i} changed while compacting")
+        with EpisodeFile(path) as ep:  # validates format, version and declared shapes first
+            if not ep.has_frames:
+                return CompactResult(path, before, before, "no frames")
+            # The frames' filter records the level their chunks were deflated at (recording: 1).
+            current = ep.h5["frames"].compression_opts
+            if isinstance(current, int) and current >= level:
+                return CompactResult(path, before, before, f"already compact (level {current})")
+            _write_compacted(ep, tmp, level)
         _h5.fsync_path(tmp)
         os.replace(tmp, path)
         _h5.fsync_dir(path.parent)
     finally:
         tmp.unlink(missing_ok=True)
     return CompactResult(path, before, path.stat().st_size)
+
+
+def _write_compacted(ep: EpisodeFile, tmp: Path, level: int) -> None:
+    """Write ``ep`` to ``tmp`` with its frames one chunk each, deflated at ``level``; every
+    other dataset and attribute copied as it is."""
+    src = ep.h5
+    frames = src["frames"]
+    linked = isinstance(src.get("observations"), h5py.Dataset) and (
+        src["observations"].id == frames.id
+    )
+    with h5py.File(tmp, "w") as dst:
+        for key, value in src.attrs.items():
+            dst.attrs[key] = value
+        for name in src:
+            if name == "frames" or (linked and name == "observations"):
+                continue
+            src.copy(src[name], dst, name=name)
+        out = dst.create_dataset(
+            "frames",
+            shape=frames.shape,
+            maxshape=(None, *frames.shape[1:]),
+            dtype=np.uint8,
+            chunks=(1, *frames.shape[1:]),
+            compression="gzip",
+            compression_opts=level,
+        )
+        zeros = (0,) * (frames.ndim - 1)
+        for i in range(frames.shape[0]):
+            data = ep.frame(i).tobytes()  # bounded by a frame's size
+            out.id.write_direct_chunk((i, *zeros), zlib.compress(data, level))
+        if linked:
+            dst["observations"] = out
+        for i in range(frames.shape[0]):  # lossless, or nothing is replaced
+            if not np.array_equal(out[i], ep.frame(i)):
+                raise EpisodeError(ep.path, "frames", f"frame {i} changed while compacting")

@@ -71,3 +71,66 @@ def test_frames_without_pixels_and_2d_rewards_are_refused_before_writing(episode
         err = capsys.readouterr().err.strip()
         assert err.startswith(f"demostudio: error: {path} [{field}]: expected ")
         assert len(err.splitlines()) == 1 and path.read_bytes() == before
+
+
+def test_compact_refuses_a_gzip_bomb_frame_and_leaves_the_file(episodes, capsys):
+    """A frame chunk inflating to 64 MB (for a 720 KB frame) was inflated whole and the file
+    rewritten with it; compact now reads frames through the reader's bounded inflate."""
+    import zlib
+
+    import h5py
+
+    path = episodes[0]
+    with h5py.File(path, "r+") as f:
+        zeros = (0,) * (f["frames"].ndim - 1)
+        f["frames"].id.write_direct_chunk((0, *zeros), zlib.compress(bytes(64 << 20), 9))
+    before = path.read_bytes()
+    assert main(["compact", str(path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith(f"demostudio: error: {path} [frames]: expected readable data")
+    assert "row 0" in err and len(err.splitlines()) == 1
+    assert path.read_bytes() == before
+    assert sorted(p.name for p in path.parent.iterdir()) == sorted(p.name for p in episodes)
+
+
+def _contiguous(f):
+    frames = f["frames"][()]
+    del f["frames"]
+    f.create_dataset("frames", data=frames)  # not chunked, not deflated
+
+
+def _zero_length(f):
+    for name in ("actions", "rewards", "terminations", "truncations", "keys", "actors"):
+        if name in f:
+            rows = f[name][:0]
+            del f[name]
+            f[name] = rows
+    for name in ("observations", "timestamps", "frames"):
+        rows = f[name][:1]
+        del f[name]
+        f[name] = rows
+    f.attrs.update(length="0", total_return="0.0", flushed_steps="0")
+    f.attrs.update(terminated="false", truncated="false")
+
+
+@pytest.mark.parametrize("edit", [_contiguous, _zero_length], ids=["contiguous", "zero-length"])
+def test_compact_rewrites_frames_that_are_not_chunked(episodes, edit, capsys):
+    """Frames stored contiguous (a valid file; a zero-length episode written by h5py) made
+    compact fail in read_direct_chunk with a traceback; they are compacted like any other."""
+    import h5py
+    import numpy as np
+
+    from demostudio.episode import validate
+
+    path = episodes[0]
+    with h5py.File(path, "r+") as f:
+        edit(f)
+        pixels = f["frames"][()]
+    assert validate(path) == []
+    assert main(["compact", str(path)]) == 0
+    assert "->" in capsys.readouterr().out
+    assert validate(path) == []
+    with h5py.File(path, "r") as f:
+        frames = f["frames"]
+        assert frames.chunks == (1, *pixels.shape[1:]) and frames.compression_opts == 9
+        np.testing.assert_array_equal(frames[()], pixels)
