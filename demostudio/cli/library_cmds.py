@@ -290,6 +290,17 @@ def cmd_compact(args: argparse.Namespace) -> int:
     return 0
 
 
+def _deflate_level(text: str) -> int:
+    """``--level``'s value, checked while parsing so a bad one is a usage error."""
+    try:
+        level = int(text)
+    except ValueError:
+        level = None
+    if level is None or not 1 <= level <= 9:
+        raise argparse.ArgumentTypeError(f"expected a deflate level from 1 to 9, got {text!r}")
+    return level
+
+
 def register(subparsers: argparse._SubParsersAction) -> None:
     p = subparsers.add_parser("ls", help="list the episodes in folders, one row each")
     p.add_argument(
@@ -327,7 +338,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
         "compact", help="re-compress episodes' frames harder (lossless, in place)"
     )
     p.add_argument("paths", nargs="+", type=Path, help="episode files or folders")
-    p.add_argument("--level", type=int, default=9, help="deflate level 1-9 (default: 9)")
+    p.add_argument("--level", type=_deflate_level, default=9, help="deflate level 1-9 (default: 9)")
     p.set_defaults(func=cmd_compact)
 
     p = subparsers.add_parser("tag", help="add or remove tags (and set notes) of episodes")

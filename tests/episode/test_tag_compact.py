@@ -134,3 +134,14 @@ def test_compact_rewrites_frames_that_are_not_chunked(episodes, edit, capsys):
         frames = f["frames"]
         assert frames.chunks == (1, *pixels.shape[1:]) and frames.compression_opts == 9
         np.testing.assert_array_equal(frames[()], pixels)
+
+
+@pytest.mark.parametrize("level", ["0", "99", "x"])
+def test_compact_level_out_of_range_is_a_usage_error(episodes, level, capsys):
+    before = episodes[0].read_bytes()
+    with pytest.raises(SystemExit) as exit_:
+        main(["compact", str(episodes[0]), "--level", level])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert f"argument --level: expected a deflate level from 1 to 9, got '{level}'" in err
+    assert "Traceback" not in err and episodes[0].read_bytes() == before
