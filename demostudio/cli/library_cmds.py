@@ -262,7 +262,10 @@ def cmd_tag(args: argparse.Namespace) -> int:
         raise CommandError(
             "expected episode files or folders to tag (paths end in .h5 or contain a /), got none"
         )
-    for path in _writable(files, "tag"):
+    found = _writable(files, "tag")
+    if not found:
+        return _none_found(files)
+    for path in found:
         with open_episode(path) as ep:
             tags = set(ep.summary.tags)
         tags |= set(args.add)
@@ -273,8 +276,11 @@ def cmd_tag(args: argparse.Namespace) -> int:
 
 
 def cmd_compact(args: argparse.Namespace) -> int:
+    found = _writable(args.paths, "compact")
+    if not found:
+        return _none_found(args.paths)
     total_before = total_after = 0
-    for path in _writable(args.paths, "compact"):
+    for path in found:
         r = compact_episode(path, level=args.level)
         total_before += r.bytes_before
         total_after += r.bytes_after

@@ -145,3 +145,14 @@ def test_compact_level_out_of_range_is_a_usage_error(episodes, level, capsys):
     err = capsys.readouterr().err
     assert f"argument --level: expected a deflate level from 1 to 9, got '{level}'" in err
     assert "Traceback" not in err and episodes[0].read_bytes() == before
+
+
+@pytest.mark.parametrize("argv", [["compact"], ["tag", "--add", "x"]], ids=["compact", "tag"])
+def test_tag_and_compact_that_find_no_episodes_say_so(tmp_path, argv, capsys):
+    """Like validate and verify: a folder holding no episode (even one named x.h5) is not
+    silently done."""
+    empty = tmp_path / "x.h5"
+    empty.mkdir()
+    assert main([*argv, str(empty)]) == 1
+    assert capsys.readouterr().err.strip() == f"no episodes under {empty}"
+    assert list(empty.iterdir()) == []
