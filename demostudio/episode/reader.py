@@ -111,6 +111,18 @@ class StepScalars(NamedTuple):
     """[T] bool."""
 
 
+def running_returns(rewards: np.ndarray) -> np.ndarray:
+    """[T+1] float64: the return before each step and, last, the episode's return.
+
+    Summed in step order, as the writer's running ``total_return`` is, so both overflow to
+    ``inf`` at the same step: finite rewards near the float64 limit are valid, and their sum
+    is then ``inf`` rather than a warning from numpy."""
+    out = np.zeros(len(rewards) + 1, dtype=np.float64)
+    with np.errstate(over="ignore", invalid="ignore"):
+        np.cumsum(rewards, dtype=np.float64, out=out[1:])
+    return out
+
+
 @dataclass(frozen=True)
 class StepRecord:
     """One step ``t``: the observation before it, the action, and what followed."""

@@ -37,7 +37,7 @@ import h5py
 import numpy as np
 
 from . import _h5
-from .reader import EpisodeFile
+from .reader import EpisodeFile, running_returns
 from .schema import LENGTH_OFFSETS, PARTIAL_SUFFIX, SUFFIX, EpisodeError
 from .spaces import index_nested
 
@@ -296,7 +296,7 @@ def _write_episode(
         dst,
         {
             "length": b - a,
-            "total_return": float(rewards.sum()),
+            "total_return": float(running_returns(rewards)[-1]),
             "terminated": bool(terms[-1]),
             "truncated": bool(truncs[-1]) or (b < s.length and not bool(terms[-1])),
             "trim": {"source": source, "start": first, "end": old_start + b},

@@ -213,6 +213,31 @@ def test_verify_names_env_kwargs_the_env_fails_with(tmp_path, good_episodes, cap
     assert '{"goal_velocity": "fast"}' in err and "fails when it steps" in err
 
 
+def test_rewards_whose_sum_overflows_are_one_clean_line(tmp_path, good_episodes, capsys):
+    """Every reward 1e308 (finite): validate printed numpy's overflow warning and its source
+    line before the verdict. The sum is inf, as the writer's running total_return would be:
+    one line when total_return disagrees, valid when it says inf."""
+    bad = tmp_path / "huge.h5"
+    shutil.copy(good_episodes[0], bad)
+    with h5py.File(bad, "r+") as f:
+        f["rewards"][:] = 1e308
+        stored = json.loads(f.attrs["total_return"])
+    before = bad.read_bytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["validate", str(bad)]) == 1
+        out, err = capsys.readouterr()
+        assert err == "" and out.count("\n") == 3  # the verdict, a blank line, the count
+        assert out.startswith(
+            f"INVALID {bad} [total_return]: expected the sum of rewards inf, got {stored:g}\n"
+        )
+        assert bad.read_bytes() == before
+        with h5py.File(bad, "r+") as f:
+            f.attrs["total_return"] = json.dumps("inf")  # as the writer spells it
+        assert main(["validate", str(bad)]) == 0
+    assert capsys.readouterr().err == ""
+
+
 def test_verify_of_uint8_actions_matches_without_numpy_warnings(tmp_path, good_episodes):
     """uint8 actions reached MountainCar as np.uint8: ``action - 1`` wrapped around (an
     overflow warning and a false divergence). They are read in the space's int64."""

@@ -4,13 +4,22 @@ re-simulation (its prefix actions replayed first), with idle ends cut on request
 from __future__ import annotations
 
 import json
+import math
+import warnings
 
 import h5py
 import numpy as np
 import pytest
 
 from demostudio.cli import main
-from demostudio.episode import EpisodeError, load_episode, open_episode, validate, verify_episode
+from demostudio.episode import (
+    EpisodeError,
+    load_episode,
+    open_episode,
+    read_summary,
+    validate,
+    verify_episode,
+)
 from demostudio.episode.trim import idle_runs, trim_episode
 from tests.replay.helpers import add_takeovers
 
@@ -168,3 +177,21 @@ def test_a_trimmed_file_without_its_prefix_is_one_clean_error(episode, capsys):
     assert main(["verify", str(r.path)]) == 2
     err = capsys.readouterr().err
     assert "[trim_prefix/actions]" in err and "missing" in err and "Traceback" not in err
+
+
+def test_rewards_whose_sum_overflows_trim_without_a_warning(episode, tmp_path, capsys):
+    """Every reward 1e308 (finite): trim printed numpy's overflow warning. The piece's
+    total_return is its rewards summed as the writer sums them: inf past float64."""
+    with h5py.File(episode, "r+") as f:
+        f["rewards"][:] = 1e308
+    _set(episode, total_return="inf")
+    before = episode.read_bytes()
+    whole, one = tmp_path / "whole.h5", tmp_path / "one.h5"
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert main(["trim", str(episode), "--start", "3", "--end", "50", "--out", str(whole)]) == 0
+        assert main(["trim", str(episode), "--start", "3", "--end", "4", "--out", str(one)]) == 0
+        assert capsys.readouterr().err == ""
+        assert read_summary(whole).total_return == math.inf and validate(whole) == []
+        assert read_summary(one).total_return == 1e308 and validate(one) == []
+    assert episode.read_bytes() == before
