@@ -10,6 +10,7 @@ import numpy as np
 
 from demostudio.episode import EpisodeError, open_episode
 from demostudio.episode.quality import person_steps
+from demostudio.episode.reader import running_returns
 from demostudio.export import stored_fps
 
 
@@ -23,8 +24,9 @@ class LoadedEpisode:
             """[T] reward of step t."""
             self.terminations = scalars.terminations
             self.truncations = scalars.truncations
-            self.returns = np.concatenate(([0.0], np.cumsum(self.rewards)))
-            """[T+1] return so far at frame i (the sum of rewards of steps < i)."""
+            self.returns = running_returns(self.rewards)
+            """[T+1] return so far at frame i (the sum of rewards of steps < i; inf once
+            finite rewards overflow float64, as the file's total_return then is)."""
             self.person = person_steps(self.file)
             """[T] bool: the steps a person took (issue 15's who-acted)."""
         except BaseException:

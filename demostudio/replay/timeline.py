@@ -26,6 +26,20 @@ TICK_HEIGHT = 10
 PAD = 8
 
 
+def plot_heights(values: np.ndarray) -> np.ndarray:
+    """[N] where each return goes in the plot, from 0 (the lowest) to 1 (the highest).
+
+    Scaled between the finite extremes, each halved first so that their difference cannot
+    overflow; a return past them (inf once finite rewards overflow float64, as the file's
+    total_return then is) sits on the edge it went past, so the line never leaves the plot."""
+    finite = values[np.isfinite(values)]
+    lo, hi = (float(finite.min()), float(finite.max())) if finite.size else (0.0, 0.0)
+    half_span = hi / 2 - lo / 2
+    with np.errstate(over="ignore", invalid="ignore"):
+        frac = (values / 2 - lo / 2) / (half_span if half_span > 0 else 1.0)
+    return np.clip(np.nan_to_num(frac, nan=0.0, posinf=1.0, neginf=0.0), 0.0, 1.0)
+
+
 class Timeline:
     def __init__(self) -> None:
         self.rect = pygame.Rect(0, 0, 1, 1)
@@ -86,9 +100,9 @@ class Timeline:
             cols = np.arange(track.width)
             frames = np.rint(cols * (self.n_frames - 1) / max(track.width - 1, 1)).astype(int)
             values = ep.returns[frames]
-            lo, hi = float(values.min()), float(values.max())
-            span = hi - lo if hi > lo else 1.0
-            ys = plot.bottom - 1 - (values - lo) / span * (plot.height - 1)
+            shown = values[~np.isnan(values)]
+            lo, hi = (float(shown.min()), float(shown.max())) if shown.size else (0.0, 0.0)
+            ys = plot.bottom - 1 - plot_heights(values) * (plot.height - 1)
             points = [(track.x + int(c), int(y)) for c, y in zip(cols, ys)]
             pygame.draw.lines(surf, theme.ACCENT, False, points, 2)
             font = theme.font(11, mono=True)

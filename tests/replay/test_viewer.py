@@ -4,14 +4,18 @@ tested on its own in test_state.py.)"""
 
 from __future__ import annotations
 
+import json
+import warnings
 from pathlib import Path
 
+import h5py
 import pygame
 import pytest
 
 from demostudio.cli import main
 from demostudio.episode import read_summary
 from demostudio.replay.playback import SPEEDS
+from demostudio.ui import theme
 
 from .conftest import SCREENSHOTS
 from .helpers import click, drag, first_episode, press, type_text
@@ -493,3 +497,44 @@ def test_a_sample_is_never_tagged_from_the_window(viewer_factory, tmp_path, monk
     press(v, pygame.K_g)
     assert "a bundled sample is never written to" in v.message[0]
     assert sample.read_bytes() == before
+
+
+def test_rewards_whose_sum_overflows_validate_and_replay(viewer_factory, episodes, monkeypatch):
+    """Finite rewards near the float64 limit: their running sum overflows to inf, as the
+    writer's total_return then does, so validate accepts the file. replay drew the return
+    line through NaN and exited on ValueError; the line now runs along the plot's top."""
+    from demostudio.replay import viewer as viewer_module
+    from demostudio.replay.overlay import describe_frame
+
+    path = episodes[0]
+    with h5py.File(path, "r+") as f:
+        f["rewards"][:] = 1e308
+        f.attrs["total_return"] = json.dumps("inf")
+    real_pump, pumps = viewer_module.Viewer.pump, []
+
+    def pump(self):  # the real loop, drawing each frame: seek to the end, then close
+        pumps.append(self.playback.frame)
+        key = pygame.K_END if len(pumps) == 1 else None
+        event = pygame.event.Event(pygame.KEYDOWN, key=key, mod=0) if key else None
+        pygame.event.post(event or pygame.event.Event(pygame.QUIT))
+        real_pump(self)
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warnings are errors here
+        assert main(["validate", str(path)]) == 0
+        monkeypatch.setattr(viewer_module.Viewer, "pump", pump)
+        assert main(["replay", str(path)]) == 0
+        assert pumps[-1] == read_summary(path).length  # the End key was handled
+        monkeypatch.setattr(viewer_module.Viewer, "pump", real_pump)
+        v = viewer_factory([path])
+        press(v, pygame.K_END)
+        v.draw()
+    assert "return inf" in describe_frame(v.episode, v.playback.frame)
+    t = v.timeline
+    column = t.x_of(v.playback.last) - 3
+    top = [
+        y
+        for y in range(t.rect.y, t.rect.bottom)
+        if v.screen.get_at((column, y))[:3] == theme.ACCENT
+    ]
+    assert top and min(top) <= t.rect.y + 5 and max(top) <= t.rect.y + 7
