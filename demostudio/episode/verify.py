@@ -13,7 +13,7 @@ import numpy as np
 
 from .envs import UnknownEnvError, remake_env
 from .hostile import short_error
-from .reader import EpisodeFile
+from .reader import EpisodeFile, EpisodeSummary
 from .schema import EpisodeError
 from .spaces import index_nested
 from .trim import replay_prefix
@@ -104,6 +104,21 @@ def _env_failed(path: Path, kwargs: dict[str, Any], when: str, exc: Exception) -
     )
 
 
+def _reset_failed(path: Path, s: EpisodeSummary, exc: Exception) -> EpisodeError:
+    """The env raised in ``reset``: the file's ``reset_options`` are what reset alone is
+    given, so they are named when there are any; otherwise the ``env_kwargs`` it was made
+    with."""
+    options = s.attrs.get("reset_options")
+    if not options:
+        return _env_failed(path, s.env_kwargs, "resets", exc)
+    return EpisodeError(
+        path,
+        "reset_options",
+        f"expected options the env resets with, got {json.dumps(options)[:200]}: it fails "
+        f"when it resets ({type(exc).__name__}: {short_error(exc)})",
+    )
+
+
 def verify_episode(
     path: str | os.PathLike,
     frames: bool = True,
@@ -128,7 +143,7 @@ def verify_episode(
             try:
                 obs, _ = env.reset(seed=int(s.seed), options=s.attrs.get("reset_options"))
             except Exception as exc:
-                raise _env_failed(path, s.env_kwargs, "resets", exc) from None
+                raise _reset_failed(path, s, exc) from None
             obs, ended = replay_prefix(env, ep, obs)  # a trimmed file: the steps before it
             if ended:
                 return VerifyResult(path, 0, Divergence(-1, "trim", ended))

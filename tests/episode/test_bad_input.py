@@ -213,6 +213,24 @@ def test_verify_names_env_kwargs_the_env_fails_with(tmp_path, good_episodes, cap
     assert '{"goal_velocity": "fast"}' in err and "fails when it steps" in err
 
 
+def test_verify_names_reset_options_the_env_fails_to_reset_with(tmp_path, good_episodes, capsys):
+    """{"low": "x"} makes MountainCar's reset fail: verify blamed env_kwargs ({}); it names
+    the reset_options the env was given."""
+    bad = tmp_path / "options.h5"
+    shutil.copy(good_episodes[0], bad)
+    with h5py.File(bad, "r+") as f:
+        f.attrs["reset_options"] = json.dumps({"low": "x"})
+    before = bad.read_bytes()
+    assert main(["verify", "-q", str(bad)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert err.startswith(
+        f"demostudio: error: {bad} [reset_options]: expected options the env resets with, "
+        'got {"low": "x"}: it fails when it resets (ValueError: '
+    )
+    assert bad.read_bytes() == before
+
+
 def test_rewards_whose_sum_overflows_are_one_clean_line(tmp_path, good_episodes, capsys):
     """Every reward 1e308 (finite): validate printed numpy's overflow warning and its source
     line before the verdict. The sum is inf, as the writer's running total_return would be:
