@@ -27,6 +27,7 @@ from .attrs import read_attr, read_json
 from .hostile import checked_datasets, guard, open_h5, read_rows
 from .journal import JOURNAL_SUFFIX, read_journal
 from .library import validate
+from .reader import running_returns
 from .schema import (
     FORMAT_NAME,
     LENGTH_OFFSETS,
@@ -254,7 +255,7 @@ def _cut(tmp: Path, n: int) -> None:
                 f,
                 {
                     "length": n,
-                    "total_return": float(np.sum(rewards)),
+                    "total_return": float(running_returns(rewards)[-1]),  # inf past float64
                     "terminated": bool(datasets["terminations"][n - 1]),
                     "truncated": True,
                     "recovered": True,

@@ -13,6 +13,7 @@ import subprocess
 import sys
 import textwrap
 import time
+import warnings
 import zlib
 from pathlib import Path
 
@@ -26,6 +27,7 @@ from demostudio.episode import (
     EpisodeWriter,
     find_partials,
     load_episode,
+    read_summary,
     recover_folder,
     recover_partial,
     scan,
@@ -361,3 +363,15 @@ def test_partial_with_unwritten_capacity_recovers(tmp_path):
     r = recover_partial(partial)
     assert r.episode is not None and r.steps > 0, r
     assert validate(r.episode) == [] and not partial.exists()
+
+
+def test_a_partial_whose_rewards_overflow_recovers_without_a_warning(tmp_path):
+    def huge_rewards(f: h5py.File, outside: Path) -> None:
+        f["rewards"][...] = 1e308  # finite each, their sum past float64
+
+    partial, _ = _hostile_partial(tmp_path, huge_rewards)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # numpy's overflow warning would reach the user
+        r = recover_partial(partial)
+        assert r.episode is not None and validate(r.episode) == []
+    assert read_summary(r.episode).total_return == np.inf  # as the writer's total would be
