@@ -32,6 +32,7 @@ from demostudio.episode import (
     space_from_json,
     space_to_json,
 )
+from demostudio.episode.attrs import GYM_ID, check_type
 
 from .codec import flatten, info_row, rows, text
 from .minari_check import check_metadata, check_minari_file
@@ -131,6 +132,10 @@ def _env_attrs(where: Path, dataset: Any) -> dict[str, Any]:
             "env_spec",
             "expected an env spec to recreate the env (DemoStudio episodes name their env), "
             "the dataset has none",
+        )
+    if not GYM_ID.check(spec.id):  # gymnasium would import the module a "module:Env" id names
+        raise EpisodeError(
+            where, "env_spec", f"expected its id to be {GYM_ID.name}, got {spec.id!r:.200}"
         )
     kwargs = {k: v for k, v in (spec.kwargs or {}).items() if k != "render_mode"}
     try:
@@ -232,6 +237,25 @@ def _check_rows(src: _Source, episode: Any) -> None:
             )
 
 
+def _ours(src: _Source, episode_id: int, raw: Any) -> dict[str, Any]:
+    """The attributes a DemoStudio export embedded in episode ``episode_id``, checked as an
+    episode file's are: they become the imported file's, and its ``env_id`` is the env a
+    re-simulation makes (a "module:Env" id would import that module)."""
+    field = f"episode_{episode_id}/{EPISODE_ATTR}"
+    try:
+        ours = json.loads(text(raw))
+    except (ValueError, RecursionError) as exc:
+        raise EpisodeError(src.where, field, f"expected JSON text ({exc})") from None
+    if not isinstance(ours, dict):
+        raise EpisodeError(src.where, field, f"expected a JSON object, got {type(ours).__name__}")
+    for key, value in ours.items():
+        try:
+            check_type(src.where, key, value)
+        except EpisodeError as exc:
+            raise EpisodeError(src.where, f"{field}/{key}", exc.reason) from None
+    return ours
+
+
 class _Episode:
     """One Minari episode, split into what the writer takes."""
 
@@ -240,7 +264,7 @@ class _Episode:
         self.episode = episode
         self.length = len(episode.rewards)
         raw = meta.get(EPISODE_ATTR)
-        self.ours: dict[str, Any] = json.loads(text(raw)) if raw is not None else {}
+        self.ours = _ours(src, episode.id, raw) if raw is not None else {}
         infos = dict(episode.infos or {})
         extra = infos.pop(EXTRA_KEY, None) if self.ours else None
         self.frames = infos.pop(src.frames_key, None) if src.frames_key else None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import sys
 import tracemalloc
 import warnings
 from pathlib import Path
@@ -391,3 +392,47 @@ def test_a_local_dataset_counting_absurd_episodes_is_refused_first(
     err = capsys.readouterr().err.strip()
     assert err.startswith(f"demostudio: error: {data / 'metadata.json'} [total_episodes]: ")
     assert "expected a count from 0 to 10000000" in err and not out.exists()
+
+
+def _name_module(demos, minari_root: Path, where: str, module: str) -> Path:
+    """A DemoStudio export (frames left out, so the import re-simulates) whose env id is
+    ``module:Evil-v0`` in its env spec or in the attributes embedded in its episode."""
+    export_minari(demos["MountainCar-v0"][:1], "bad/module-v0")
+    data = minari_root / "bad" / "module-v0" / "data"
+    if where == "env_spec":
+        meta = json.loads((data / "metadata.json").read_text())
+        spec = json.loads(meta["env_spec"])
+        spec["id"] = f"{module}:Evil-v0"
+        meta["env_spec"] = json.dumps(spec)
+        (data / "metadata.json").write_text(json.dumps(meta))
+    else:
+        with h5py.File(data / "main_data.hdf5", "a") as f:
+            attrs = json.loads(f["episode_0"].attrs["demostudio"])
+            f["episode_0"].attrs["demostudio"] = json.dumps(
+                {**attrs, "env_id": f"{module}:Evil-v0"}
+            )
+    return data
+
+
+@pytest.mark.parametrize(
+    "where, field",
+    [("env_spec", "env_spec"), ("episode", "episode_0/demostudio/env_id")],
+    ids=["env-spec", "episode-attrs"],
+)
+def test_import_never_imports_a_module_the_dataset_names(
+    demos, minari_root, tmp_path, capsys, monkeypatch, where, field
+):
+    """gymnasium.make("module:Env-v0") imports ``module``: a dataset naming one is refused
+    with the check episode files and checkpoints use, before any env is made."""
+    module = "demostudio_probe_imported_" + where.replace("-", "_")
+    marker = tmp_path / "imported"
+    (tmp_path / f"{module}.py").write_text(f"open({str(marker)!r}, 'w').close()\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    data = _name_module(demos, minari_root, where, module)
+    out = tmp_path / "out"
+    assert main(["import", "bad/module-v0", "--out", str(out)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"demostudio: error: {data} [{field}]: "), lines
+    assert "no module:Env form" in lines[0] and f"{module}:Evil-v0" in lines[0], lines
+    assert module not in sys.modules and not marker.exists()
+    assert not out.exists()
