@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from demostudio.cli import build_parser, main
+from demostudio.cli.dataclass_args import MAX_SEED_FLAG, SEED_FIELDS
 
 MISSING = "/nonexistent-demostudio/missing.h5"
 BAD_ENV = "CartPol-v1"
@@ -226,3 +227,40 @@ def test_window_commands_without_a_display_fail_fast(argv, tmp_path):
     assert elapsed < 10  # python + pygame start-up included; the check itself is < 1 s
     assert not (tmp_path / "rec").exists(), "play left a folder behind"
     assert not (tmp_path / "config").exists(), "a failed launch remembered settings"
+
+
+def _seed_cases() -> list:
+    """Every seed flag of every command (found in the parsers, the train configs' through
+    ``train bc``), each given a negative seed and one past the bound."""
+    flags = [
+        [name, *action.option_strings[:1]]
+        for name, parser in COMMANDS.items()
+        for action in parser._actions
+        if action.dest in SEED_FIELDS
+    ]
+    flags.append(["train", "bc", "--seed"])
+    return [
+        _param([*flag, value], " ".join([*flag, value]))
+        for flag in flags
+        for value in ("-1", str(MAX_SEED_FLAG + 1))
+    ]
+
+
+@pytest.mark.parametrize("argv", _seed_cases())
+def test_seed_flags_take_seeds_every_consumer_accepts(argv, capsys, monkeypatch, tmp_path):
+    """A negative seed (gymnasium and numpy refuse it) or one past 2**63-1 (the commands add
+    offsets to it; an episode file, torch and Minari take at most 2**64-1) is refused by the
+    parser, naming the flag and the range, before anything is made or written."""
+    monkeypatch.chdir(tmp_path)
+    code, out, err = _run(argv, capsys)
+    assert code == 2 and "Traceback" not in out + err, err
+    lines = [line for line in err.splitlines() if "error" in line]
+    flag, value = argv[-2], argv[-1]
+    want = f"argument {flag}: expected a seed from 0 to {MAX_SEED_FLAG} (2**63-1), got '{value}'"
+    assert len(lines) == 1 and lines[0].startswith("demostudio") and want in lines[0], err
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_every_seeded_command_has_a_seed_case():
+    commands = {case.values[0][0] for case in _seed_cases()}
+    assert {"record", "play", "split", "evaluate", "watch", "train", "compare"} <= commands

@@ -84,6 +84,24 @@ def test_bad_values_are_argparse_errors(capsys):
         assert f"argument --lr: expected a finite number, got '{text}'" in capsys.readouterr().err
 
 
+def test_seed_fields_are_bounded(capsys):
+    """A field named seed takes 0 .. 2**63-1 (or none when optional); the bound and its
+    reason are in dataclass_args.MAX_SEED_FLAG."""
+    assert _parse(["--seed", "0"])[0].seed == 0
+    assert _parse(["--seed", str(2**63 - 1)])[0].seed == 2**63 - 1
+    assert _parse(["--seed", "none"])[0].seed is None
+    for text in ("-1", str(2**63), "1" + "0" * 30):
+        with pytest.raises(SystemExit):
+            _parse(["--seed", text])
+        assert (
+            f"argument --seed: expected a seed from 0 to {2**63 - 1} (2**63-1), got '{text}'"
+            in (capsys.readouterr().err)
+        )
+    with pytest.raises(SystemExit):
+        _parse(["--seed", "1.5"])
+    assert "argument --seed: invalid int value: '1.5'" in capsys.readouterr().err
+
+
 @dataclass
 class Flat:
     """A config without positionals (like the training configs)."""

@@ -4,7 +4,8 @@ Each field becomes ``--field-name`` (or a positional argument, with
 ``metadata={"positional": True}``) with the field's type, default and help text. The help
 text is the field's docstring (a string literal right below it, as in Acme and CleanRL
 configs) or ``metadata={"help": ...}``. Booleans get ``--flag / --no-flag``; ``Literal``
-fields get choices; ``tuple[...]`` / ``list[...]`` fields take several values.
+fields get choices; ``tuple[...]`` / ``list[...]`` fields take several values. Integer fields
+named in :data:`SEED_FIELDS` are seeds: :func:`seed_int` bounds them.
 """
 
 from __future__ import annotations
@@ -64,6 +65,28 @@ def finite_float(text: str) -> float:
 
 
 finite_float.__name__ = "float"  # argparse names the type in its messages
+
+SEED_FIELDS = frozenset({"seed", "first_seed"})
+"""Fields that are seeds, in every command (record, play, split, train, evaluate, watch,
+compare): each parsed by :func:`seed_int`."""
+MAX_SEED_FLAG = 2**63 - 1
+"""Largest seed a flag takes. Gymnasium and numpy refuse negative seeds, and an episode file,
+torch.manual_seed and a Minari export take at most 2**64-1 (``MAX_SEED``); the commands add
+offsets to the seed they are given (``seed + episode``, ``seed + 10_000 + clock``, ...), so a
+flag leaves them 2**63 of room."""
+
+
+def seed_int(text: str) -> int:
+    """A seed flag's value: an integer from 0 to :data:`MAX_SEED_FLAG`."""
+    value = int(text)  # not an integer: argparse says "invalid int value"
+    if not 0 <= value <= MAX_SEED_FLAG:
+        raise argparse.ArgumentTypeError(
+            f"expected a seed from 0 to {MAX_SEED_FLAG} (2**63-1), got {text!r}"
+        )
+    return value
+
+
+seed_int.__name__ = "int"
 
 
 def _scalar_parser(tp: Any) -> Any:
@@ -135,6 +158,8 @@ def add_dataclass_arguments(parser: argparse.ArgumentParser, cls: type) -> None:
                 inner = [a for a in get_args(tp) if a is not Ellipsis]
                 kwargs["type"] = _scalar_parser(inner[0] if inner else str)
                 kwargs["nargs"] = "*"
+            elif tp is int and f.name in SEED_FIELDS:
+                kwargs["type"] = seed_int
             else:
                 kwargs["type"] = _scalar_parser(tp)
             if optional:
@@ -210,7 +235,9 @@ def config_parser(cls: type, prog: str, description: str | None = None) -> argpa
 
 
 __all__ = [
+    "MAX_SEED_FLAG",
     "NEGATIVE_NUMBER",
+    "SEED_FIELDS",
     "accept_negative_numbers",
     "add_dataclass_arguments",
     "config_parser",
@@ -218,4 +245,5 @@ __all__ = [
     "dataclass_from_values",
     "explicit_fields",
     "field_docs",
+    "seed_int",
 ]
