@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 
 from .hostile import MAX_HEAP_OBJECT_BYTES, short_error
-from .schema import FPS_RANGE, MAX_FRAMESKIP, EpisodeError, fps_in_range
+from .schema import FPS_RANGE, MAX_FRAMESKIP, MAX_SEED, EpisodeError, fps_in_range
 
 MAX_ATTR_BYTES = MAX_HEAP_OBJECT_BYTES
 """Largest JSON text accepted for one attribute (env specs and space bounds are far smaller).
@@ -47,6 +47,7 @@ def _is_number(v: Any) -> bool:
 
 INT = _Kind("an integer", _is_int)
 COUNT = _Kind("an integer >= 0", lambda v: _is_int(v) and v >= 0)
+SEED = _Kind("an integer from 0 to 2**64-1", lambda v: _is_int(v) and 0 <= v <= MAX_SEED)
 NUMBER = _Kind("a number", _is_number)
 BOOL = _Kind("true or false", lambda v: isinstance(v, bool))
 TEXT = _Kind("text", lambda v: isinstance(v, str))
@@ -95,7 +96,7 @@ ATTR_TYPES: dict[str, tuple[_Kind, bool]] = {
     "env_id": (GYM_ID, False),
     "env_kwargs": (OBJECT, False),
     "env_spec": (SPEC, True),
-    "seed": (COUNT, True),
+    "seed": (SEED, True),
     "reset_options": (OBJECT, True),
     "observation_space": (OBJECT, False),
     "action_space": (OBJECT, False),

@@ -1,11 +1,13 @@
 """Episode files -> a Minari dataset that ``minari.load_dataset`` loads and samples.
 
 One episode is in memory at a time: the dataset is created with the first episode and grown
-with ``MinariDataset.update_dataset_from_buffer``. A failed export removes what it wrote."""
+with ``MinariDataset.update_dataset_from_buffer``. A failed export removes what it wrote: the
+dataset, and the namespace folders and files Minari made for its id."""
 
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import warnings
 from collections.abc import Callable
@@ -41,6 +43,8 @@ from .minari_store import (
 _PLUGIN_PACKAGES = (("ALE/", "ale-py"), ("MiniGrid-", "minigrid"), ("BabyAI-", "minigrid"))
 # Minari's data file in an "hdf5" dataset folder (minari.dataset._storages.hdf5_storage).
 _MINARI_HDF5 = "main_data.hdf5"
+# What Minari writes in each namespace folder of a dataset id (minari.namespace).
+NAMESPACE_METADATA = "namespace_metadata.json"
 # Root attributes that describe the file, not the episode (rewritten on import).
 _FILE_ATTRS = ("format", "schema_version", "flushed_steps")
 
@@ -174,6 +178,33 @@ def _episode_attr(ep: EpisodeFile) -> str:
     return json.dumps(attrs)
 
 
+def _made_by_export(root: Path, target: Path) -> list[Path]:
+    """What exporting the dataset ``target`` (in the datasets ``root``) may add that is not
+    there yet, deepest first: the folders of its id's namespaces, the root and its parents,
+    and the ``namespace_metadata.json`` Minari writes in each namespace folder."""
+    made = []
+    for folder in target.parents:
+        if not folder.exists():
+            made.append(folder)
+        elif root in folder.parents and not os.path.lexists(folder / NAMESPACE_METADATA):
+            made.append(folder / NAMESPACE_METADATA)  # a namespace folder that exists
+    return made
+
+
+def _remove(made: list[Path]) -> None:
+    """Remove what :func:`_made_by_export` listed after a failed export: the files, and the
+    folders once Minari's namespace file is gone and nothing else is in them."""
+    for path in made:
+        try:
+            if path.is_dir() and not path.is_symlink():
+                (path / NAMESPACE_METADATA).unlink(missing_ok=True)
+                path.rmdir()
+            else:
+                path.unlink(missing_ok=True)
+        except OSError:
+            continue
+
+
 def export_minari(
     paths: list[Path],
     dataset_id: str,
@@ -208,6 +239,7 @@ def export_minari(
     )
     if frames:
         _check_frames(summaries)
+    made = _made_by_export(root, target)
     root.mkdir(parents=True, exist_ok=True)
     total = len(summaries)
     try:
@@ -251,5 +283,6 @@ def export_minari(
             )
     except BaseException:
         shutil.rmtree(target, ignore_errors=True)
+        _remove(made)
         raise
     return target

@@ -287,6 +287,7 @@ CASES: list[Case] = [
     Case("tags as an integer", "attrs", _json_attr("tags", 5), "tags"),
     Case("seed as text", "attrs", _json_attr("seed", "abc"), "seed"),
     Case("seed negative", "attrs", _json_attr("seed", -5), "seed"),
+    Case("seed beyond 64 bits", "attrs", _json_attr("seed", 2**70), "seed"),
     Case("env_kwargs as a list", "attrs", _json_attr("env_kwargs", [1, 2]), "env_kwargs"),
     Case(
         "env_id naming a module to import",

@@ -9,6 +9,7 @@ import minari
 import numpy as np
 import pytest
 
+from demostudio.cli import main
 from demostudio.cli.record_cmd import RecordConfig, record
 from demostudio.episode import EpisodeError, load_episode, open_episode
 from demostudio.interop.minari import export_minari
@@ -149,3 +150,60 @@ def test_export_to_an_explicit_root(demos, tmp_path, minari_root):
     assert not (minari_root / "solo-v1").exists()
     ds = minari.MinariDataset(out / "data")
     assert ds.total_episodes == 1
+
+
+def _changed_copies(demos, tmp_path, change) -> list:
+    """Copies of two MountainCar episodes, the second changed by ``change(h5py.File)``."""
+    folder = tmp_path / "episodes"
+    folder.mkdir()
+    copies = []
+    for i, source in enumerate(demos["MountainCar-v0"][:2]):
+        copy = folder / f"{i}-{source.name}"
+        copy.write_bytes(source.read_bytes())
+        copies.append(copy)
+    with h5py.File(copies[1], "r+") as f:
+        change(f)
+    return copies
+
+
+def _seed_2_70(f) -> None:
+    f.attrs["seed"] = json.dumps(2**70)
+
+
+def _nan_reward(f) -> None:
+    f["rewards"][0] = np.nan
+
+
+@pytest.mark.parametrize(
+    "change, field, expected",
+    [
+        (_seed_2_70, "seed", "expected an integer from 0 to 2**64-1 or null, got an integer"),
+        (_nan_reward, "rewards", "row 0: expected finite numbers, got nan"),
+    ],
+    ids=["seed-beyond-64-bits", "failure-after-the-first-episode"],
+)
+@pytest.mark.parametrize("namespace", ["new", "existing"])
+def test_a_failed_export_leaves_nothing_behind(
+    demos, tmp_path, capsys, change, field, expected, namespace
+):
+    """A seed that has no 64-bit HDF5 type is refused with the file and [seed] before Minari
+    writes anything; an episode refused after the dataset was begun removes the dataset and
+    the namespace folders and namespace_metadata.json Minari made for its id (what was there
+    before stays)."""
+    copies = _changed_copies(demos, tmp_path, change)
+    out = tmp_path / "minari"
+    before = {}
+    if namespace == "existing":
+        (out / "probe" / "deep").mkdir(parents=True)
+        (out / "probe" / "deep" / "keep.txt").write_text("mine")
+        before = {p: p.read_bytes() for p in out.rglob("*") if p.is_file()}
+    argv = ["export", str(copies[0].parent), "--format", "minari", "--out", str(out)]
+    rc = main([*argv, "--dataset-id", "probe/deep/failed-v0", "--no-progress"])
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert rc == 2 and len(lines) == 1, lines
+    assert lines[0].startswith(f"demostudio: error: {copies[1]} [{field}]: {expected}"), lines
+    if namespace == "new":
+        assert not out.exists()
+    else:
+        assert {p: p.read_bytes() for p in out.rglob("*") if p.is_file()} == before
+        assert sorted(out.rglob("*")) == sorted([*before, out / "probe", out / "probe" / "deep"])
