@@ -203,7 +203,7 @@ def _attrs(src: _Source, index: int, meta: dict[str, Any], ours: dict[str, Any])
         return {k: v for k, v in ours.items() if k not in _WRITER_ATTRS}
     return {
         **src.env_attrs,
-        "seed": meta.get("seed"),
+        "seed": _seed(src, index, meta.get("seed")),
         "reset_options": meta.get("options"),
         "controller": f"minari:{src.algorithm}" if src.algorithm else "minari",
         "player": ", ".join(src.authors),
@@ -215,6 +215,23 @@ def _attrs(src: _Source, index: int, meta: dict[str, Any], ours: dict[str, Any])
         + (_LOSSY_NOTE if src.lossy_images else ""),
         "source": {"minari_dataset": src.dataset_id, "episode": index},
     }
+
+
+def _checked(src: _Source, where: str, key: str, value: Any) -> Any:
+    """``value`` if it has the type root attribute ``key`` of an episode file must have, else
+    EpisodeError naming ``where/key`` in the dataset."""
+    try:
+        return check_type(src.where, key, value)
+    except EpisodeError as exc:
+        raise EpisodeError(src.where, f"{where}/{key}", exc.reason) from None
+
+
+def _seed(src: _Source, index: int, seed: Any) -> int | None:
+    """Episode ``index``'s reset seed (Minari stores an HDF5 integer, read as numpy's),
+    checked as an episode file's: gymnasium refuses a negative one."""
+    if isinstance(seed, np.integer):
+        seed = int(seed)
+    return _checked(src, f"episode_{index}", "seed", seed)
 
 
 def _check_rows(src: _Source, episode: Any) -> None:
@@ -249,10 +266,7 @@ def _ours(src: _Source, episode_id: int, raw: Any) -> dict[str, Any]:
     if not isinstance(ours, dict):
         raise EpisodeError(src.where, field, f"expected a JSON object, got {type(ours).__name__}")
     for key, value in ours.items():
-        try:
-            check_type(src.where, key, value)
-        except EpisodeError as exc:
-            raise EpisodeError(src.where, f"{field}/{key}", exc.reason) from None
+        _checked(src, field, key, value)
     return ours
 
 

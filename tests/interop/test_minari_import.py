@@ -436,3 +436,22 @@ def test_import_never_imports_a_module_the_dataset_names(
     assert "no module:Env form" in lines[0] and f"{module}:Evil-v0" in lines[0], lines
     assert module not in sys.modules and not marker.exists()
     assert not out.exists()
+
+
+def test_import_refuses_a_seed_gymnasium_refuses(minari_root, tmp_path, capsys):
+    """A foreign episode's reset seed is checked as an episode file's (0 to 2**64-1) before
+    re-simulation resets with it: one line naming the episode's seed, nothing imported."""
+    _foreign_dataset("bad/seed-v0", [11, 12], env="CartPole-v1")
+    data = minari_root / "bad" / "seed-v0" / "data"
+    with h5py.File(data / "main_data.hdf5", "a") as f:
+        f["episode_1"].attrs["seed"] = -5
+    out = tmp_path / "out"
+    assert main(["import", "bad/seed-v0", "--out", str(out)]) == 2
+    err = capsys.readouterr().err  # episode 0's progress bar, then the refusal
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if "error" in line]
+    assert lines == [
+        f"demostudio: error: {data} [episode_1/seed]: expected an integer from 0 to 2**64-1 "
+        "or null, got an integer -5"
+    ]
+    assert not out.exists()
