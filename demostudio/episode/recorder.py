@@ -22,8 +22,10 @@ from .writer import EpisodeWriter
 
 
 def fresh_seed() -> int:
-    """A fresh 64-bit reset seed."""
-    return secrets.randbits(64)
+    """A fresh 63-bit reset seed: one any ``--seed`` flag takes (up to 2**63-1, see
+    ``demostudio.cli.dataclass_args.MAX_SEED_FLAG``), so every recorded start can be played
+    again by giving its seed."""
+    return secrets.randbits(63)
 
 
 def episode_filename(when: datetime | None = None) -> str:
@@ -35,7 +37,7 @@ class RecordEpisodes(gym.Wrapper):
     """Record every episode of ``env`` into ``directory`` as ``<time>-<id>.h5``.
 
     The env must be made with ``render_mode="rgb_array"`` when frames are recorded. Each reset
-    without a seed draws a fresh 64-bit one, so every episode can be re-simulated. An episode
+    without a seed draws a fresh 63-bit one, so every episode can be re-simulated. An episode
     is saved the moment it terminates or truncates; :meth:`end_episode` saves one early (marked
     truncated) and :meth:`discard_episode` drops it. ``set_keys`` tells the recorder which keys
     a keyboard controller held for the next step; ``set_actor`` who takes the steps from now on

@@ -15,7 +15,7 @@ Root attributes (JSON):
 ``env_kwargs``          keyword arguments given to ``gymnasium.make`` (without ``render_mode``)
 ``env_spec``            the object ``EnvSpec.to_json()`` writes, or null when the env has no
                         spec (kept as a record: nothing is made or imported from it)
-``seed``                the reset seed (an integer from 0 to :data:`MAX_SEED`, fresh 64-bit when
+``seed``                the reset seed (an integer from 0 to :data:`MAX_SEED`, fresh 63-bit when
                         the caller gave none)
 ``reset_options``       the options given to ``reset`` (object or null)
 ``observation_space``   the observation space (see :mod:`demostudio.episode.spaces`)
@@ -103,7 +103,7 @@ FPS_RANGE = f"from {MIN_FPS:g} to {MAX_FPS:g}"
 MAX_FRAMESKIP = 1000
 """Largest frameskip a file may state (ALE's is 4; a step of 1000 frames is 17 s of play)."""
 MAX_SEED = 2**64 - 1
-"""Largest reset seed a file may state: a recorder draws fresh 64-bit seeds, and a Minari
+"""Largest reset seed a file may state: older recorders drew fresh 64-bit seeds, and a Minari
 export stores the seed as a 64-bit HDF5 integer (a larger one has no HDF5 type)."""
 MAX_DISCRETE_N = 1 << 16
 """Most choices of a Discrete space (Atari has 18 actions, Taxi 500 states)."""

@@ -276,6 +276,7 @@ def test_every_episode_gets_a_fresh_seed(tmp_path):
     )
     seeds = {read_summary(p).seed for p in result.saved}
     assert len(seeds) == 3
+    assert all(0 <= s < 2**63 for s in seeds)  # each one a --seed flag takes, to play it again
 
 
 def test_controller_window_records_an_agent(tmp_path):
