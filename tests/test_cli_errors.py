@@ -264,3 +264,35 @@ def test_seed_flags_take_seeds_every_consumer_accepts(argv, capsys, monkeypatch,
 def test_every_seeded_command_has_a_seed_case():
     commands = {case.values[0][0] for case in _seed_cases()}
     assert {"record", "play", "split", "evaluate", "watch", "train", "compare"} <= commands
+
+
+ENV_KWARGS_REFUSED = (
+    (["keymap", "CartPole-v1"], '{"bogus": 1}', "TypeError"),
+    (["play", "CartPole-v1", "--out", "{tmp}/rec"], '{"max_episode_steps": -5}', "ValueError"),
+    (["train", "bc", "--env", "CartPole-v1", "--demos", "{demos}", "--max-updates", "2",
+      "--device", "cpu", "--run-dir", "{tmp}/run"], '{"bogus": 1}', "TypeError"),
+    (["train", "r2d2", "--env", "CartPole-v1", "--total-env-steps", "50", "--device", "cpu",
+      "--run-dir", "{tmp}/run"], '{"bogus": 1}', "TypeError"),
+)  # fmt: skip
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("argv, kwargs, raised", ENV_KWARGS_REFUSED, ids=lambda a: str(a)[:20])
+def test_env_kwargs_the_env_refuses_are_one_line_naming_the_flag(
+    argv, kwargs, raised, tmp_path, capsys, monkeypatch
+):
+    """``--env-kwargs`` the env's own code refuses (a name its constructor lacks, a value
+    gymnasium rejects) was that code's traceback, exit 1; it is one line naming the flag and
+    what the env said, exit 2, and nothing is left behind (no run folder, no recordings)."""
+    monkeypatch.chdir(tmp_path)
+    demos = Path(__file__).parent.parent / "demos" / "CartPole-v1"
+    argv = [a.format(tmp=tmp_path, demos=demos) for a in argv] + ["--env-kwargs", kwargs]
+    code, out, err = _run(argv, capsys)
+    assert code == 2 and "Traceback" not in out + err, err
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, lines
+    assert lines[0].startswith(
+        f"demostudio: error: --env-kwargs: expected arguments the env runs with, got {kwargs}: "
+        f"it fails when it is made ({raised}: "
+    ), lines[0]
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -58,7 +58,7 @@ from agents.core.preprocess import ObsSpec, Preprocessor
 from agents.core.schedules import ReplayRatio, Schedule
 from agents.core.sequences import SequenceBatch
 from agents.core.targets import HardCopy, TargetRule
-from demostudio.episode import make_env
+from demostudio.episode import make_env_with_kwargs
 
 if TYPE_CHECKING:
     from agents.core.actor import FinishedEpisode
@@ -182,7 +182,7 @@ class Agent:
         """``--env`` with ``--env-kwargs``. Override to add wrappers (RND-PPO's Atari frame
         stacks and sticky actions); :meth:`make_env` adds the run-wide ones."""
         extra = {} if render_mode is None else {"render_mode": render_mode}
-        return make_env(self.cfg.env, self.cfg.make_kwargs(), **extra)
+        return make_env_with_kwargs(self.cfg.env, self.cfg.make_kwargs(), **extra)
 
     # --- acting ---------------------------------------------------------------------------
     def acting_selector(self, n: int) -> Selector:

@@ -28,7 +28,8 @@ from gymnasium import spaces
 from gymnasium.wrappers import FrameStackObservation, StickyAction
 
 from agents.rnd_ppo.config import AtariSettings, is_ale
-from demostudio.episode import make_env as demostudio_make_env
+from demostudio.episode import EnvKwargsError, make_env_with_kwargs
+from demostudio.episode.envs import env_failure
 
 ALE_STICKY_DEFAULT = 0.25
 """Sticky-action probability of ALE envs when none is given (the RND paper's)."""
@@ -155,18 +156,22 @@ def make_env(
     the info (where the game has rooms), grey resized frames stacked ``frame_stack`` deep.
     Other envs: as made, with per-step sticky actions when a probability is given."""
     kwargs = dict(make_kwargs or {})
-    if render_mode is not None:
-        kwargs["render_mode"] = render_mode
+    extra = {} if render_mode is None else {"render_mode": render_mode}
     if is_ale(env_id):
         import ale_py
 
         gym.register_envs(ale_py)
-        env = gym.make(env_id, **{**ale_make_kwargs(env_id, settings), **kwargs})
+        try:
+            env = gym.make(env_id, **{**ale_make_kwargs(env_id, settings), **kwargs, **extra})
+        except Exception as exc:  # ale-py's refusal of the user's kwargs: one line
+            if not kwargs:
+                raise
+            raise EnvKwargsError(env_failure(kwargs, "is made", exc)) from None
         address = room_address(env_id)
         if address is not None:
             env = RoomsVisited(env, address)
         return FrameStackObservation(ResizeGray(env, settings.frame_resize), settings.frame_stack)
-    env = demostudio_make_env(env_id, kwargs)
+    env = make_env_with_kwargs(env_id, kwargs, **extra)
     p = sticky_probability(env_id, settings)
     return StickyAction(env, p) if p > 0 else env
 

@@ -96,7 +96,7 @@ def cmd_keymap(args: argparse.Namespace) -> int:
     import json
 
     from demostudio.cli import CommandError
-    from demostudio.episode import make_env
+    from demostudio.episode import make_env_with_kwargs
     from demostudio.episode.attrs import printable
     from demostudio.episode.hostile import output_file_problem
     from demostudio.play.config import PlayConfig
@@ -107,9 +107,9 @@ def cmd_keymap(args: argparse.Namespace) -> int:
     refuse_sample_demos(cfg.write, "--write")
     try:
         kwargs = PlayConfig(env=cfg.env, env_kwargs=cfg.env_kwargs).make_kwargs()
-    except ValueError as exc:
+        env = make_env_with_kwargs(cfg.env, kwargs)
+    except ValueError as exc:  # EnvKwargsError too: the env refused them
         raise CommandError(str(exc)) from None
-    env = make_env(cfg.env, kwargs)
     try:
         km = resolve_keymap(env, cfg.env, cfg.keymap)
     except KeyMapError as exc:

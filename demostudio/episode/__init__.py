@@ -3,7 +3,15 @@ and the recording wrapper. Imports numpy, h5py and gymnasium only."""
 
 from .actors import Actors, default_actor, person_mask
 from .compact import CompactResult, compact_episode
-from .envs import UnknownEnvError, ensure_registered, env_metadata, make_env, remake_env
+from .envs import (
+    EnvKwargsError,
+    UnknownEnvError,
+    ensure_registered,
+    env_metadata,
+    make_env,
+    make_env_with_kwargs,
+    remake_env,
+)
 from .library import LibraryEntry, describe_datasets, scan, validate
 from .reader import (
     EpisodeData,
@@ -37,6 +45,7 @@ __all__ = [
     "Actors",
     "CompactResult",
     "Divergence",
+    "EnvKwargsError",
     "EpisodeData",
     "EpisodeError",
     "EpisodeFile",
@@ -64,6 +73,7 @@ __all__ = [
     "index_nested",
     "load_episode",
     "make_env",
+    "make_env_with_kwargs",
     "open_episode",
     "person_mask",
     "read_summary",

@@ -24,6 +24,17 @@ class UnknownEnvError(ValueError):
     """An env id that Gymnasium cannot make."""
 
 
+class EnvKwargsError(ValueError):
+    """The env's own code refused the keyword arguments it was made with (a name its
+    constructor lacks, a value it rejects). ``reason`` says so without naming where the
+    kwargs came from (a checkpoint names its file); the message names --env-kwargs, where
+    a user gives them."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"--env-kwargs: {reason}")
+        self.reason = reason
+
+
 def ensure_registered(env_id: str) -> None:
     """Import the package that registers ``env_id`` (ale-py, minigrid) if it is one of theirs.
 
@@ -84,6 +95,30 @@ def make_env(env_id: str, kwargs: dict[str, Any] | None = None, **extra: Any) ->
         return gym.make(env_id, **{**(kwargs or {}), **extra})
     except gym.error.Error as exc:
         raise UnknownEnvError(f"cannot make {env_id!r}: {exc}") from None
+
+
+def env_failure(kwargs: dict[str, Any], when: str, exc: BaseException) -> str:
+    """``kwargs`` the env raised ``exc`` with when it ``when`` ("is made", "resets"), as one
+    line (verify's wording for a file's env_kwargs)."""
+    text = " ".join(str(exc).split())[:200] or type(exc).__name__
+    return (
+        f"expected arguments the env runs with, got {json.dumps(kwargs, default=str)[:200]}: "
+        f"it fails when it {when} ({type(exc).__name__}: {text})"
+    )
+
+
+def make_env_with_kwargs(env_id: str, kwargs: dict[str, Any], **extra: Any) -> gym.Env:
+    """:func:`make_env` with kwargs a user chose (--env-kwargs, a checkpoint's config): the
+    env's own refusal of them (gymnasium passes them to its constructor) is an
+    EnvKwargsError line instead of the env's traceback."""
+    try:
+        return make_env(env_id, kwargs, **extra)
+    except UnknownEnvError:
+        raise
+    except Exception as exc:  # the env's code: TypeError for a name, ValueError for a value
+        if not kwargs:
+            raise
+        raise EnvKwargsError(env_failure(kwargs, "is made", exc)) from None
 
 
 def package_versions() -> dict[str, str]:

@@ -11,7 +11,7 @@ from typing import Any
 import gymnasium as gym
 
 from demostudio.controllers import Controller
-from demostudio.episode import RecordEpisodes, env_folder_name, make_env
+from demostudio.episode import RecordEpisodes, env_folder_name, make_env_with_kwargs
 from demostudio.play.config import PlayConfig, default_player
 from demostudio.play.envclose import close_env
 from demostudio.play.keyboard import KeyboardController
@@ -43,7 +43,7 @@ def build_session(cfg: PlayConfig, window: PlayWindow | None = None) -> PlaySess
     extra: dict[str, Any] = {"render_mode": "rgb_array"}
     if cfg.max_episode_steps is not None:
         extra["max_episode_steps"] = cfg.max_episode_steps
-    env = make_env(cfg.env, cfg.make_kwargs(), **extra)
+    env = make_env_with_kwargs(cfg.env, cfg.make_kwargs(), **extra)
     try:
         keymap = resolve_keymap(env, cfg.env, cfg.keymap)
         turn_based = turn_based_default(cfg.env) if cfg.turn_based is None else cfg.turn_based
@@ -149,7 +149,7 @@ def build_controller_session(
     if make is not None:
         env = make(render_mode="rgb_array")
     else:
-        env = make_env(env_id, env_kwargs or {}, render_mode="rgb_array")
+        env = make_env_with_kwargs(env_id, env_kwargs or {}, render_mode="rgb_array")
     try:
         rate = realtime_fps(env) if fps is None else float(fps)
         if rate <= 0:
