@@ -18,8 +18,9 @@ from agents.core.controller import AgentController
 from agents.core.gate import deployed_summary, deployed_weights
 from agents.core.networks import NetworkSpec, RecurrentNetwork
 from agents.core.policy import BatchPolicy
-from agents.core.preprocess import Preprocessor
+from agents.core.preprocess import ObsSpec, Preprocessor, obs_spec
 from agents.registry import algorithm_names, get_algorithm
+from demostudio.episode import EnvKwargsError, UnknownEnvError
 
 
 class RestoredAgent(NamedTuple):
@@ -67,6 +68,7 @@ def restore_agent(
         raise CheckpointError(
             where, f"expected network weights matching its spec and config, got {exc}"
         ) from None
+    check_env(where, agent, env_id, spec)
     device = torch.device(device)
     policy = BatchPolicy(
         net.requires_grad_(False), agent.eval_selector(epsilon), 1, device,
@@ -81,4 +83,41 @@ def restore_agent(
     )  # fmt: skip
 
 
-__all__ = ["RestoredAgent", "restore_agent"]
+def check_env(where: str, agent: Any, env_id: str, spec: NetworkSpec) -> None:
+    """The checkpoint's env (its config's ``env`` and ``env_kwargs``) made once, before any
+    episode: the env's refusal of the kwargs, or spaces other than the network's (CartPole
+    weights on MountainCar were torch's size-mismatch traceback mid-episode), is one
+    CheckpointError line naming the field."""
+    try:
+        env = agent.make_env()
+    except EnvKwargsError as exc:
+        raise CheckpointError(where, exc.reason, "env_kwargs") from None
+    except UnknownEnvError as exc:
+        raise CheckpointError(where, str(exc), "env") from None
+    try:
+        actions = env.action_space
+        n = int(actions.n) if isinstance(actions, gym.spaces.Discrete) else None
+        try:
+            leaves: ObsSpec | None = obs_spec(env.observation_space)
+        except TypeError:
+            leaves = None
+    finally:
+        env.close()
+    fits = leaves is not None and all(leaves.get(k) == v for k, v in spec.obs_spec.items())
+    if n != spec.num_actions or not fits:
+        got = f"{_spaces(leaves, n)}" if leaves is not None else str(env.observation_space)[:80]
+        raise CheckpointError(
+            where,
+            f"expected an env whose observation and action spaces match the network's "
+            f"({_spaces(spec.obs_spec, spec.num_actions)}), got {env_id!r:.80} ({got:.200})",
+            "env",
+        )
+
+
+def _spaces(leaves: ObsSpec, actions: int | None) -> str:
+    """``obs: vector (4,); 2 actions``: what a network reads and chooses among."""
+    obs = ", ".join(f"{k}: {v.kind} {v.shape}" for k, v in leaves.items())
+    return f"{obs}; " + ("no discrete actions" if actions is None else f"{actions} actions")
+
+
+__all__ = ["RestoredAgent", "check_env", "restore_agent"]

@@ -238,3 +238,30 @@ def test_resume_of_a_folder_without_checkpoints_is_named_before_the_flags(tmp_pa
     err = capsys.readouterr().err
     assert f"{tmp_path}: --resume: expected a run folder with checkpoints, got none" in err
     assert "--demos" not in err and list(tmp_path.iterdir()) == []
+
+
+def _watch(run: Path, tmp_path: Path) -> list[str]:
+    return ["watch", str(run), "--headless", "--episodes", "1", "--record", str(tmp_path / "rec")]
+
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("env_kwargs", '{"bogus": 1}', "[env_kwargs]: expected arguments the env runs with, got "
+         '{"bogus": 1}: it fails when it is made (TypeError: CartPoleEnv.__init__() got an '
+         "unexpected keyword argument 'bogus'"),
+        ("env", "MountainCar-v0", "[env]: expected an env whose observation and action spaces "
+         "match the network's (obs: vector (4,); 2 actions), got 'MountainCar-v0' "
+         "(obs: vector (2,); 3 actions)"),
+    ],
+)  # fmt: skip
+def test_a_config_env_the_network_cannot_play_is_one_line(tmp_path, capsys, field, value, says):
+    """A config whose env_kwargs the env refuses was the env's TypeError traceback; CartPole
+    weights on MountainCar were torch's size-mismatch traceback mid-episode. The env is made
+    once on load: one line naming the file and the field, nothing recorded."""
+    payload = _payload()
+    payload["config"][field] = value
+    run, final = _run_dir(tmp_path, payload)
+    assert f"{final} {says}" in _error_line(_evaluate(run), capsys)
+    assert f"{final} {says}" in _error_line(_watch(run, tmp_path), capsys)
+    assert not (tmp_path / "rec").exists()
