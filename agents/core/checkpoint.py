@@ -299,6 +299,37 @@ def _check_values(p: Path, payload: dict[str, Any]) -> None:
             )
 
 
+def check_weights(
+    path: object, net: torch.nn.Module, saved: object, field: str
+) -> Mapping[str, torch.Tensor]:
+    """``saved`` (weights read from a checkpoint, at ``field``) as ``net``'s: the same keys,
+    each a tensor of its parameter's shape, and finite (NaN weights play as if they were
+    a policy); one CheckpointError line naming the first key that is not, before any is
+    loaded (torch's own refusal spans lines)."""
+    if not isinstance(saved, Mapping):
+        raise CheckpointError(path, "expected the network's weights, got none", field)
+    want = net.state_dict()
+    extra = [str(k)[:80] for k in saved if k not in want]
+    if extra:
+        shown = ", ".join(map(repr, extra[:3])) + (" ..." if len(extra) > 3 else "")
+        raise CheckpointError(
+            path, f"expected only the network's weights, got {len(extra)} more: {shown}", field
+        )
+    for key, shape in ((k, tuple(v.shape)) for k, v in want.items()):
+        got = saved.get(key)
+        where = f"{field}.{key}"
+        if not isinstance(got, torch.Tensor):
+            raise CheckpointError(path, f"expected a tensor, got {type(got).__name__}", where)
+        if tuple(got.shape) != shape:
+            raise CheckpointError(
+                path, f"expected shape {shape} (from the spec and config), got "
+                f"{tuple(got.shape)}", where,
+            )  # fmt: skip
+        if got.is_floating_point() and not bool(torch.isfinite(got).all()):
+            raise CheckpointError(path, "expected finite weights, got NaN or infinity", where)
+    return saved
+
+
 def build_checked(
     path: object,
     build: Callable[[], Mapping[str, torch.nn.Module]],
@@ -306,28 +337,13 @@ def build_checked(
 ) -> Mapping[str, torch.nn.Module]:
     """``build()``'s networks, once the same build on torch's meta device (which allocates
     nothing) has every parameter and buffer of the shape of its tensor in ``stored`` (a
-    checkpoint's ``networks``): a spec or config declaring sizes its weights do not have
-    (a hidden width of 10^6 asks for 160 GB) is refused before anything is allocated."""
+    checkpoint's ``networks``; :func:`check_weights`): a spec or config declaring sizes its
+    weights do not have (a hidden width of 10^6 asks for 160 GB) is refused before
+    anything is allocated."""
     with torch.device("meta"):
         meta = build()
     for name, net in meta.items():
-        saved = stored.get(name)
-        if not isinstance(saved, Mapping):
-            raise CheckpointError(
-                path, "expected the network's weights, got none", f"networks.{name}"
-            )
-        for key, want in net.state_dict().items():
-            got = saved.get(key)
-            field = f"networks.{name}.{key}"
-            if not isinstance(got, torch.Tensor):
-                raise CheckpointError(path, f"expected a tensor, got {type(got).__name__}", field)
-            if tuple(got.shape) != tuple(want.shape):
-                raise CheckpointError(
-                    path,
-                    f"expected shape {tuple(want.shape)} (from the spec and config), "
-                    f"got {tuple(got.shape)}",
-                    field,
-                )
+        check_weights(path, net, stored.get(name), f"networks.{name}")
     return build()
 
 
@@ -335,6 +351,7 @@ __all__ = [
     "CheckpointError",
     "atomic_write",
     "build_checked",
+    "check_weights",
     "latest_checkpoint",
     "load_checkpoint",
     "load_replays",

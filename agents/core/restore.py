@@ -12,7 +12,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agents.core.checkpoint import CheckpointError, build_checked, load_checkpoint
+from agents.core.checkpoint import CheckpointError, build_checked, check_weights, load_checkpoint
 from agents.core.config import config_from_dict
 from agents.core.controller import AgentController
 from agents.core.gate import deployed_summary, deployed_weights
@@ -59,14 +59,17 @@ def restore_agent(
         nets = build_checked(where, lambda: {acting: RecurrentNetwork(spec)}, payload["networks"])
         net = nets[acting]
         deployed = deployed_weights(payload)  # the deployment gate's choice, when it made one
+        if deployed is not None:
+            check_weights(where, net, deployed, "deployed.weights")
         net.load_state_dict(payload["networks"][acting] if deployed is None else deployed)
         env_kwargs = agent.cfg.make_kwargs()
         env_id = str(payload["config"]["env"])
     except CheckpointError:
         raise
     except (KeyError, RuntimeError, TypeError, ValueError) as exc:
+        why = " ".join(str(exc).split())[:300]  # torch's errors span lines
         raise CheckpointError(
-            where, f"expected network weights matching its spec and config, got {exc}"
+            where, f"expected network weights matching its spec and config, got {why}"
         ) from None
     check_env(where, agent, env_id, spec)
     device = torch.device(device)

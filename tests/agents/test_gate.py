@@ -208,7 +208,7 @@ def test_a_checkpoints_deployed_network_is_checked_like_the_rest(tmp_path):
         "passed": ({**good, "passed": "yes"}, r"\[deployed.passed\]: expected true or false"),
         "shape": (
             {**good, "weights": {k: torch.zeros(3) for k in good["weights"]}},
-            "expected network weights matching",
+            r"\[deployed.weights.encoder.encoders.obs.net.0.weight\]: expected shape",
         ),
     }
     for name, (deployed, message) in bad_cases.items():

@@ -265,3 +265,33 @@ def test_a_config_env_the_network_cannot_play_is_one_line(tmp_path, capsys, fiel
     assert f"{final} {says}" in _error_line(_evaluate(run), capsys)
     assert f"{final} {says}" in _error_line(_watch(run, tmp_path), capsys)
     assert not (tmp_path / "rec").exists()
+
+
+def _extra_key(p: dict) -> None:
+    p["networks"]["main"]["evil"] = torch.zeros(3)
+
+
+def _nan_weight(p: dict) -> None:
+    key = next(k for k, v in p["networks"]["main"].items() if v.is_floating_point())
+    p["networks"]["main"][key][0] = float("nan")
+
+
+@pytest.mark.parametrize(
+    "mutate, says",
+    [
+        (_extra_key, "[networks.main]: expected only the network's weights, got 1 more: 'evil'"),
+        (_nan_weight, "[networks.main.encoder.encoders.obs.net.0.weight]: expected finite "
+         "weights, got NaN or infinity"),
+    ],
+    ids=["extra-key", "nan"],
+)  # fmt: skip
+def test_weights_a_run_never_writes_are_one_line(tmp_path, capsys, mutate, says):
+    """An extra weight was torch's two-line load_state_dict error; NaN weights played as a
+    policy ("mean return 11.00"). Each is one line naming the file and the field, for
+    evaluate and watch."""
+    payload = _payload()
+    mutate(payload)
+    run, final = _run_dir(tmp_path, payload)
+    assert _error_line(_evaluate(run), capsys).endswith(f"{final} {says}")
+    assert _error_line(_watch(run, tmp_path), capsys).endswith(f"{final} {says}")
+    assert not (tmp_path / "rec").exists()
