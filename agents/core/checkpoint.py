@@ -33,6 +33,10 @@ import torch
 from demostudio.episode.attrs import GYM_ID
 from demostudio.episode.hostile import not_a_regular_file
 
+CHECKPOINT_FORMAT = "demostudio-agent"
+CHECKPOINT_VERSION = 2
+"""The ``format`` and ``version`` a run writes; a checkpoint without them is older (the
+previous format wrote neither) and is read."""
 CHECKPOINT_DIR = "checkpoints"
 FINAL_NAME = "final.pt"
 REPLAY_NAME = "replay.npz"
@@ -216,6 +220,8 @@ def load_checkpoint(
     if problem is not None:
         raise CheckpointError(p, problem)
     payload = _torch_load(p, map_location)
+    if isinstance(payload, dict):
+        _check_format(p, payload)
     if not isinstance(payload, dict) or any(k not in payload for k in REQUIRED_KEYS):
         missing = [k for k in REQUIRED_KEYS if not isinstance(payload, dict) or k not in payload]
         raise CheckpointError(
@@ -270,6 +276,30 @@ def _quiet_load(p: Path, map_location: str | torch.device, mmap: bool = False) -
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return torch.load(p, map_location=map_location, weights_only=True, mmap=mmap)
+
+
+def _check_format(p: Path, payload: dict[str, Any]) -> None:
+    """``format`` and ``version`` as a run writes them (an episode file's schema check): a
+    file of another tool, or of a newer DemoStudio whose layout this one cannot know, is
+    refused before anything else is read from it."""
+    fmt = payload.get("format", CHECKPOINT_FORMAT)
+    if fmt != CHECKPOINT_FORMAT:
+        raise CheckpointError(
+            p, f"expected a DemoStudio checkpoint ({CHECKPOINT_FORMAT!r}), got {fmt!r:.60}",
+            "format",
+        )  # fmt: skip
+    version = payload.get("version", CHECKPOINT_VERSION)
+    if not isinstance(version, int) or isinstance(version, bool) or version < 1:
+        raise CheckpointError(
+            p, f"expected a checkpoint version (an integer >= 1), got {version!r:.60}", "version"
+        )
+    if version > CHECKPOINT_VERSION:
+        raise CheckpointError(
+            p,
+            f"written with checkpoint version {version}; this DemoStudio reads up to "
+            f"{CHECKPOINT_VERSION}: upgrade demostudio to open it",
+            "version",
+        )
 
 
 def _check_values(p: Path, payload: dict[str, Any]) -> None:
@@ -348,6 +378,8 @@ def build_checked(
 
 
 __all__ = [
+    "CHECKPOINT_FORMAT",
+    "CHECKPOINT_VERSION",
     "CheckpointError",
     "atomic_write",
     "build_checked",

@@ -29,6 +29,8 @@ from agents.core import footprint
 from agents.core.actor import ActorPool, ActorSpec, make_vector_actor
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.checkpoint import (
+    CHECKPOINT_FORMAT,
+    CHECKPOINT_VERSION,
     CheckpointError,
     build_checked,
     latest_checkpoint,
@@ -58,9 +60,6 @@ from demostudio.episode import (
     find_episodes,
     read_summary,
 )
-
-CHECKPOINT_FORMAT = "demostudio-agent"
-CHECKPOINT_VERSION = 2
 
 
 def resolve_device(name: str) -> torch.device:

@@ -295,3 +295,43 @@ def test_weights_a_run_never_writes_are_one_line(tmp_path, capsys, mutate, says)
     assert _error_line(_evaluate(run), capsys).endswith(f"{final} {says}")
     assert _error_line(_watch(run, tmp_path), capsys).endswith(f"{final} {says}")
     assert not (tmp_path / "rec").exists()
+
+
+@pytest.mark.parametrize(
+    "field, value, says",
+    [
+        ("format", "other", "expected a DemoStudio checkpoint ('demostudio-agent'), got 'other'"),
+        ("version", 99, "written with checkpoint version 99; this DemoStudio reads up to 2: "
+         "upgrade demostudio to open it"),
+        ("version", "2", "expected a checkpoint version (an integer >= 1), got '2'"),
+    ],
+)  # fmt: skip
+def test_a_checkpoint_of_another_format_or_a_newer_version_is_one_line(
+    tmp_path, capsys, field, value, says
+):
+    """``format: "other"`` and ``version: 99`` loaded and played; they are refused as an
+    episode file's schema_version is, naming the field, for evaluate and watch."""
+    payload = _payload()
+    payload[field] = value
+    run, final = _run_dir(tmp_path, payload)
+    assert _error_line(_evaluate(run), capsys).endswith(f"{final} [{field}]: {says}")
+    assert _error_line(_watch(run, tmp_path), capsys).endswith(f"{final} [{field}]: {says}")
+    assert not (tmp_path / "rec").exists()
+
+
+def test_what_a_run_writes_carries_its_format_and_version_and_loads(tmp_path, capsys):
+    """The refusals above never touch a checkpoint this code writes (nor one without the
+    fields, as the previous format wrote)."""
+    from agents.core.checkpoint import CHECKPOINT_FORMAT, CHECKPOINT_VERSION
+
+    run = tmp_path / "run"
+    argv = ["train", "r2d2", "--env", "CartPole-v1", "--total-env-steps", "40", "--hidden", "8",
+            "--lstm", "8", "--device", "cpu", "--run-dir", str(run), "--no-progress",
+            "--no-tensorboard", "--eval-every", "0"]  # fmt: skip
+    assert main(argv) == 0
+    final = run / "checkpoints" / "final.pt"
+    saved = torch.load(final, weights_only=True)
+    assert (saved["format"], saved["version"]) == (CHECKPOINT_FORMAT, CHECKPOINT_VERSION)
+    assert restore_agent(run).path == str(final)
+    assert main([*_evaluate(run)]) == 0
+    assert "mean return" in capsys.readouterr().out
