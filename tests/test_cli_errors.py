@@ -273,6 +273,8 @@ ENV_KWARGS_REFUSED = (
       "--device", "cpu", "--run-dir", "{tmp}/run"], '{"bogus": 1}', "TypeError"),
     (["train", "r2d2", "--env", "CartPole-v1", "--total-env-steps", "50", "--device", "cpu",
       "--run-dir", "{tmp}/run"], '{"bogus": 1}', "TypeError"),
+    (["coach", "r2d3", "--env", "CartPole-v1", "--run-dir", "{tmp}/run"], '{"bogus": 1}',
+     "TypeError"),
 )  # fmt: skip
 
 

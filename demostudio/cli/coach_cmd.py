@@ -123,7 +123,7 @@ def _user_error(exc: BaseException) -> BaseException:
 def _prepare(entry: Any, cfg: Any, settings: CoachSettings) -> Path:
     """Check what can be checked before training starts; the corrections folder."""
     from agents.core.run import default_run_dir, resolve_env
-    from demostudio.episode import find_episodes, make_env
+    from demostudio.episode import EnvKwargsError, find_episodes, make_env_with_kwargs
     from demostudio.play.keymap import KeyMapError, resolve_keymap
 
     try:
@@ -131,7 +131,10 @@ def _prepare(entry: Any, cfg: Any, settings: CoachSettings) -> Path:
         cfg.validate()
     except (ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from None
-    probe = make_env(cfg.env, cfg.make_kwargs())
+    try:
+        probe = make_env_with_kwargs(cfg.env, cfg.make_kwargs())
+    except EnvKwargsError as exc:  # the env refused --env-kwargs
+        raise CommandError(str(exc)) from None
     try:
         resolve_keymap(probe, cfg.env, settings.keymap)
     except KeyMapError as exc:

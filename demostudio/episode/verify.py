@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .envs import UnknownEnvError, remake_env
+from .envs import UnknownEnvError, env_failure, remake_env
 from .hostile import short_error
 from .reader import EpisodeFile, EpisodeSummary
 from .schema import EpisodeError
@@ -96,12 +96,7 @@ def describe_difference(stored: Any, live: Any, image_tolerance: float | None = 
 def _env_failed(path: Path, kwargs: dict[str, Any], when: str, exc: Exception) -> EpisodeError:
     """The env (made from the file's id and ``env_kwargs``) raised when it ``when``: one line
     naming env_kwargs, the likeliest cause in a file whose actions are in the action space."""
-    return EpisodeError(
-        path,
-        "env_kwargs",
-        f"expected arguments the env runs with, got {json.dumps(kwargs)[:200]}: it fails when "
-        f"it {when} ({type(exc).__name__}: {short_error(exc)})",
-    )
+    return EpisodeError(path, "env_kwargs", env_failure(kwargs, when, exc))
 
 
 def _reset_failed(path: Path, s: EpisodeSummary, exc: Exception) -> EpisodeError:
