@@ -32,6 +32,7 @@ import torch
 
 from demostudio.episode.attrs import GYM_ID
 from demostudio.episode.hostile import not_a_regular_file
+from demostudio.episode.schema import MAX_GIVEN_SEED
 
 CHECKPOINT_FORMAT = "demostudio-agent"
 CHECKPOINT_VERSION = 2
@@ -303,8 +304,8 @@ def _check_format(p: Path, payload: dict[str, Any]) -> None:
 
 
 def _check_values(p: Path, payload: dict[str, Any]) -> None:
-    """The config's env id and env kwargs, the counters and the interrupted mark, as a run
-    writes them."""
+    """The config's env id, env kwargs and seed, the counters and the interrupted mark, as a
+    run writes them."""
     cfg = payload["config"]
     env = cfg.get("env")
     if not GYM_ID.check(env):
@@ -317,6 +318,15 @@ def _check_values(p: Path, payload: dict[str, Any]) -> None:
     if not ok:
         raise CheckpointError(
             p, f"expected a JSON object as text, got {kwargs!r:.200}", field="env_kwargs"
+        )
+    seed = cfg.get("seed", 0)
+    if (
+        not isinstance(seed, numbers.Integral)
+        or isinstance(seed, bool)
+        or not (0 <= seed <= MAX_GIVEN_SEED)
+    ):
+        raise CheckpointError(
+            p, f"expected an integer from 0 to 2**63-1, got {seed!r:.200}", field="seed"
         )
     if not isinstance(payload.get("interrupted", False), bool):
         raise CheckpointError(

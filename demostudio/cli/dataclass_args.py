@@ -23,6 +23,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from demostudio.episode.schema import MAX_GIVEN_SEED
+
 
 @cache
 def field_docs(cls: type) -> dict[str, str]:
@@ -69,11 +71,8 @@ finite_float.__name__ = "float"  # argparse names the type in its messages
 SEED_FIELDS = frozenset({"seed", "first_seed"})
 """Fields that are seeds, in every command (record, play, split, train, evaluate, watch,
 compare): each parsed by :func:`seed_int`."""
-MAX_SEED_FLAG = 2**63 - 1
-"""Largest seed a flag takes. Gymnasium and numpy refuse negative seeds, and an episode file,
-torch.manual_seed and a Minari export take at most 2**64-1 (``MAX_SEED``); the commands add
-offsets to the seed they are given (``seed + episode``, ``seed + 10_000 + clock``, ...), so a
-flag leaves them 2**63 of room."""
+MAX_SEED_FLAG = MAX_GIVEN_SEED
+"""Largest seed a flag takes (``demostudio.episode.schema.MAX_GIVEN_SEED``: 2**63-1)."""
 
 
 def seed_int(text: str) -> int:

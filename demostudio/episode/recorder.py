@@ -17,13 +17,13 @@ import gymnasium as gym
 
 from .actors import default_actor
 from .envs import env_metadata
-from .schema import SUFFIX
+from .schema import MAX_SEED, SUFFIX
 from .writer import EpisodeWriter
 
 
 def fresh_seed() -> int:
     """A fresh 63-bit reset seed: one any ``--seed`` flag takes (up to 2**63-1, see
-    ``demostudio.cli.dataclass_args.MAX_SEED_FLAG``), so every recorded start can be played
+    ``demostudio.episode.schema.MAX_GIVEN_SEED``), so every recorded start can be played
     again by giving its seed."""
     return secrets.randbits(63)
 
@@ -96,6 +96,8 @@ class RecordEpisodes(gym.Wrapper):
         if self._writer is not None:
             self.end_episode(keep=self._writer.steps > 0)
         seed = fresh_seed() if seed is None else int(seed)
+        if not 0 <= seed <= MAX_SEED:  # a file the reader would refuse
+            raise ValueError(f"seed: expected an integer from 0 to 2**64-1, got {seed}")
         obs, info = self.env.reset(seed=seed, options=options)
         now = time.time()
         frame = self.env.render() if self.record_frames else None

@@ -105,6 +105,11 @@ MAX_FRAMESKIP = 1000
 MAX_SEED = 2**64 - 1
 """Largest reset seed a file may state: older recorders drew fresh 64-bit seeds, and a Minari
 export stores the seed as a 64-bit HDF5 integer (a larger one has no HDF5 type)."""
+MAX_GIVEN_SEED = 2**63 - 1
+"""Largest seed a user gives (a ``--seed`` flag, a run's config): gymnasium and numpy refuse
+negative seeds, and an episode file, torch.manual_seed and a Minari export take at most
+:data:`MAX_SEED`; the commands add offsets to the seed they are given (``seed + episode``,
+``seed + 10_000 + clock``, ...), so it leaves them 2**63 of room."""
 MAX_DISCRETE_N = 1 << 16
 """Most choices of a Discrete space (Atari has 18 actions, Taxi 500 states)."""
 

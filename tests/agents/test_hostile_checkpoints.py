@@ -201,6 +201,17 @@ def test_env_kwargs_must_be_a_json_object_and_never_choose_the_render_mode(tmp_p
     assert line.endswith(f"{final} [env_kwargs]: expected a JSON object as text, got '{{not json'")
 
 
+@pytest.mark.parametrize("seed", [-1, 2**63, "7", True])
+def test_a_config_seed_no_flag_would_take_is_one_line(tmp_path, capsys, seed):
+    """A run's config seed seeds torch and the envs (with offsets added) on --resume: one
+    gymnasium or torch refuses is named before anything is made."""
+    payload = _payload()
+    payload["config"]["seed"] = seed
+    run, final = _run_dir(tmp_path, payload)
+    line = _error_line(_evaluate(run), capsys)
+    assert line.endswith(f"{final} [seed]: expected an integer from 0 to 2**63-1, got {seed!r}")
+
+
 @pytest.mark.parametrize("epsilon", ["2", "-0.1"])
 def test_epsilon_outside_0_1_is_refused(tmp_path, capsys, epsilon):
     run, _ = _run_dir(tmp_path, _payload())

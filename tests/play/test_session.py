@@ -9,7 +9,13 @@ import pygame
 import pytest
 
 from demostudio.controllers import scripted_controller
-from demostudio.episode import find_episodes, load_episode, read_summary
+from demostudio.episode import (
+    RecordEpisodes,
+    find_episodes,
+    load_episode,
+    make_env,
+    read_summary,
+)
 from demostudio.play import PlayConfig, build_session, run_controller_window, run_play
 
 from .helpers import FAST, post_key, tap, ticks
@@ -277,6 +283,15 @@ def test_every_episode_gets_a_fresh_seed(tmp_path):
     seeds = {read_summary(p).seed for p in result.saved}
     assert len(seeds) == 3
     assert all(0 <= s < 2**63 for s in seeds)  # each one a --seed flag takes, to play it again
+
+
+@pytest.mark.parametrize("seed", [-1, 2**64])
+def test_a_seed_no_episode_file_can_hold_is_refused_before_the_env_resets(tmp_path, seed):
+    env = RecordEpisodes(make_env("MountainCar-v0", render_mode="rgb_array"), tmp_path)
+    with pytest.raises(ValueError, match=r"seed: expected an integer from 0 to 2\*\*64-1"):
+        env.reset(seed=seed)
+    env.close()
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_controller_window_records_an_agent(tmp_path):
