@@ -355,8 +355,8 @@ def check_weights(
         raise CheckpointError(
             path, f"expected only the network's weights, got {len(extra)} more: {shown}", field
         )
-    for key, shape in ((k, tuple(v.shape)) for k, v in want.items()):
-        got = saved.get(key)
+    for key, like in want.items():
+        got, shape = saved.get(key), tuple(like.shape)
         where = f"{field}.{key}"
         if not isinstance(got, torch.Tensor):
             raise CheckpointError(path, f"expected a tensor, got {type(got).__name__}", where)
@@ -365,6 +365,8 @@ def check_weights(
                 path, f"expected shape {shape} (from the spec and config), got "
                 f"{tuple(got.shape)}", where,
             )  # fmt: skip
+        if got.dtype != like.dtype:  # int weights would be cast and play as a policy
+            raise CheckpointError(path, f"expected {like.dtype} values, got {got.dtype}", where)
         if got.is_floating_point() and not bool(torch.isfinite(got).all()):
             raise CheckpointError(path, "expected finite weights, got NaN or infinity", where)
     return saved

@@ -287,14 +287,21 @@ def _nan_weight(p: dict) -> None:
     p["networks"]["main"][key][0] = float("nan")
 
 
+def _int_weight(p: dict) -> None:
+    key = next(k for k, v in p["networks"]["main"].items() if v.is_floating_point())
+    p["networks"]["main"][key] = p["networks"]["main"][key].to(torch.int64)
+
+
 @pytest.mark.parametrize(
     "mutate, says",
     [
         (_extra_key, "[networks.main]: expected only the network's weights, got 1 more: 'evil'"),
         (_nan_weight, "[networks.main.encoder.encoders.obs.net.0.weight]: expected finite "
          "weights, got NaN or infinity"),
+        (_int_weight, "[networks.main.encoder.encoders.obs.net.0.weight]: expected "
+         "torch.float32 values, got torch.int64"),
     ],
-    ids=["extra-key", "nan"],
+    ids=["extra-key", "nan", "int"],
 )  # fmt: skip
 def test_weights_a_run_never_writes_are_one_line(tmp_path, capsys, mutate, says):
     """An extra weight was torch's two-line load_state_dict error; NaN weights played as a
