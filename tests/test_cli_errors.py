@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from demostudio.cli import build_parser, main
-from demostudio.cli.dataclass_args import MAX_SEED_FLAG, SEED_FIELDS
+from demostudio.cli.dataclass_args import SEED_FIELDS
+from demostudio.episode.schema import MAX_GIVEN_SEED as MAX_SEED_FLAG
 
 MISSING = "/nonexistent-demostudio/missing.h5"
 BAD_ENV = "CartPol-v1"

@@ -86,7 +86,7 @@ def test_bad_values_are_argparse_errors(capsys):
 
 def test_seed_fields_are_bounded(capsys):
     """A field named seed takes 0 .. 2**63-1 (or none when optional); the bound and its
-    reason are in dataclass_args.MAX_SEED_FLAG."""
+    reason are in schema.MAX_GIVEN_SEED."""
     assert _parse(["--seed", "0"])[0].seed == 0
     assert _parse(["--seed", str(2**63 - 1)])[0].seed == 2**63 - 1
     assert _parse(["--seed", "none"])[0].seed is None

@@ -28,8 +28,8 @@ from gymnasium import spaces
 from gymnasium.wrappers import FrameStackObservation, StickyAction
 
 from agents.rnd_ppo.config import AtariSettings, is_ale
-from demostudio.episode import EnvKwargsError, make_env_with_kwargs
-from demostudio.episode.envs import env_failure
+from demostudio.episode import make_env_with_kwargs
+from demostudio.episode.envs import refusing_kwargs
 
 ALE_STICKY_DEFAULT = 0.25
 """Sticky-action probability of ALE envs when none is given (the RND paper's)."""
@@ -161,12 +161,8 @@ def make_env(
         import ale_py
 
         gym.register_envs(ale_py)
-        try:
+        with refusing_kwargs(kwargs):  # ale-py's refusal of the user's kwargs: one line
             env = gym.make(env_id, **{**ale_make_kwargs(env_id, settings), **kwargs, **extra})
-        except Exception as exc:  # ale-py's refusal of the user's kwargs: one line
-            if not kwargs:
-                raise
-            raise EnvKwargsError(env_failure(kwargs, "is made", exc)) from None
         address = room_address(env_id)
         if address is not None:
             env = RoomsVisited(env, address)

@@ -71,16 +71,15 @@ finite_float.__name__ = "float"  # argparse names the type in its messages
 SEED_FIELDS = frozenset({"seed", "first_seed"})
 """Fields that are seeds, in every command (record, play, split, train, evaluate, watch,
 compare): each parsed by :func:`seed_int`."""
-MAX_SEED_FLAG = MAX_GIVEN_SEED
-"""Largest seed a flag takes (``demostudio.episode.schema.MAX_GIVEN_SEED``: 2**63-1)."""
 
 
 def seed_int(text: str) -> int:
-    """A seed flag's value: an integer from 0 to :data:`MAX_SEED_FLAG`."""
+    """A seed flag's value: an integer from 0 to ``MAX_GIVEN_SEED`` (2**63-1, the schema's
+    bound on a seed a user gives)."""
     value = int(text)  # not an integer: argparse says "invalid int value"
-    if not 0 <= value <= MAX_SEED_FLAG:
+    if not 0 <= value <= MAX_GIVEN_SEED:
         raise argparse.ArgumentTypeError(
-            f"expected a seed from 0 to {MAX_SEED_FLAG} (2**63-1), got {text!r}"
+            f"expected a seed from 0 to {MAX_GIVEN_SEED} (2**63-1), got {text!r}"
         )
     return value
 
@@ -234,7 +233,6 @@ def config_parser(cls: type, prog: str, description: str | None = None) -> argpa
 
 
 __all__ = [
-    "MAX_SEED_FLAG",
     "NEGATIVE_NUMBER",
     "SEED_FIELDS",
     "accept_negative_numbers",

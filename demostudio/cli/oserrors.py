@@ -37,9 +37,7 @@ def os_error_line(exc: OSError) -> str | None:
     if path is None:
         found = _H5_NAME.search(str(exc))
         path = found.group(1) if found else "a file"
-    reason = exc.strerror or errno.errorcode.get(exc.errno, str(exc.errno))
-    if "unable to" in reason.lower():  # h5py's strerror is its own long message
-        reason = os.strerror(exc.errno)
+    reason = os.strerror(exc.errno)  # h5py's strerror is its own long message
     return f"{path}: cannot make, read or write it ({reason}); {expected}"
 
 

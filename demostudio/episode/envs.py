@@ -3,10 +3,12 @@ the metadata of an env that an episode file records."""
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib
 import importlib.metadata
 import json
+from collections.abc import Iterator
 from typing import Any
 
 import gymnasium as gym
@@ -107,18 +109,26 @@ def env_failure(kwargs: dict[str, Any], when: str, exc: BaseException) -> str:
     )
 
 
-def make_env_with_kwargs(env_id: str, kwargs: dict[str, Any], **extra: Any) -> gym.Env:
-    """:func:`make_env` with kwargs a user chose (--env-kwargs, a checkpoint's config): the
-    env's own refusal of them (gymnasium passes them to its constructor) is an
-    EnvKwargsError line instead of the env's traceback."""
+@contextlib.contextmanager
+def refusing_kwargs(kwargs: dict[str, Any]) -> Iterator[None]:
+    """Inside, an env made with ``kwargs`` a user chose: the env's own refusal of them
+    (gymnasium passes them to its constructor) becomes an EnvKwargsError line instead of the
+    env's traceback; without kwargs, or for an unknown id, the error is raised as it is."""
     try:
-        return make_env(env_id, kwargs, **extra)
+        yield
     except UnknownEnvError:
         raise
     except Exception as exc:  # the env's code: TypeError for a name, ValueError for a value
         if not kwargs:
             raise
         raise EnvKwargsError(env_failure(kwargs, "is made", exc)) from None
+
+
+def make_env_with_kwargs(env_id: str, kwargs: dict[str, Any], **extra: Any) -> gym.Env:
+    """:func:`make_env` with kwargs a user chose (--env-kwargs, a checkpoint's config),
+    refused in one line as :func:`refusing_kwargs` says."""
+    with refusing_kwargs(kwargs):
+        return make_env(env_id, kwargs, **extra)
 
 
 def package_versions() -> dict[str, str]:
