@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .envs import spec_differences
 from .reader import EpisodeFile, EpisodeSummary, find_episodes, find_partials, running_returns
 from .schema import EpisodeError
 
@@ -55,7 +56,9 @@ def validate(path: str | os.PathLike) -> list[str]:
     """Problems of one episode file against the schema; an empty list means valid.
 
     Opening checks the links, storage, attributes and declared shapes; the arrays are then
-    read (actions against the action space) and the summary compared with them."""
+    read (actions against the action space) and the summary compared with them, and the
+    stored env spec with the installed registry's (an entry point or wrapper naming other
+    code is a problem naming ``env_spec.FIELD``)."""
     path = Path(path)
     try:
         with EpisodeFile(path) as ep:
@@ -82,6 +85,8 @@ def _consistency(ep: EpisodeFile) -> list[str]:
         )
     if np.any(terms[:-1]):
         problems.append(f"{path} [terminations]: a step before the last terminates")
+    for key, reason in spec_differences(s.env_id, s.attrs.get("env_spec")):
+        problems.append(str(EpisodeError(path, f"env_spec.{key}", reason)))
     return problems
 
 

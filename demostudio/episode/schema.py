@@ -13,8 +13,12 @@ Root attributes (JSON):
 ``schema_version``      integer; readers refuse versions newer than :data:`SCHEMA_VERSION`
 ``env_id``              Gymnasium id, e.g. ``"ALE/Breakout-v5"``
 ``env_kwargs``          keyword arguments given to ``gymnasium.make`` (without ``render_mode``)
-``env_spec``            the object ``EnvSpec.to_json()`` writes, or null when the env has no
-                        spec (kept as a record: nothing is made or imported from it)
+``env_spec``            the object ``EnvSpec.to_json()`` writes for the env as
+                        ``gymnasium.make`` made it (wrappers put around it later are not
+                        listed), or null when the env has no spec. A record, never a recipe:
+                        readers compare its entry points and wrappers with the installed
+                        registry's (``validate`` names a differing one) and nothing is made
+                        or imported from it
 ``seed``                the reset seed (an integer from 0 to :data:`MAX_SEED`, fresh 63-bit when
                         the caller gave none)
 ``reset_options``       the options given to ``reset`` (object or null)

@@ -11,7 +11,7 @@ from typing import Any
 
 import numpy as np
 
-from .envs import UnknownEnvError, env_failure, remake_env
+from .envs import env_kwargs_error, episode_env
 from .hostile import short_error
 from .reader import EpisodeFile, EpisodeSummary
 from .schema import EpisodeError
@@ -93,19 +93,13 @@ def describe_difference(stored: Any, live: Any, image_tolerance: float | None = 
     return None
 
 
-def _env_failed(path: Path, kwargs: dict[str, Any], when: str, exc: Exception) -> EpisodeError:
-    """The env (made from the file's id and ``env_kwargs``) raised when it ``when``: one line
-    naming env_kwargs, the likeliest cause in a file whose actions are in the action space."""
-    return EpisodeError(path, "env_kwargs", env_failure(kwargs, when, exc))
-
-
 def _reset_failed(path: Path, s: EpisodeSummary, exc: Exception) -> EpisodeError:
     """The env raised in ``reset``: the file's ``reset_options`` are what reset alone is
     given, so they are named when there are any; otherwise the ``env_kwargs`` it was made
     with."""
     options = s.attrs.get("reset_options")
     if not options:
-        return _env_failed(path, s.env_kwargs, "resets", exc)
+        return env_kwargs_error(path, s.env_kwargs, "resets", exc)
     return EpisodeError(
         path,
         "reset_options",
@@ -119,7 +113,8 @@ def verify_episode(
     frames: bool = True,
     progress: Callable[[int, int], None] | None = None,
 ) -> VerifyResult:
-    """Re-create the env from the stored id, kwargs and seed, replay the stored actions and
+    """Re-create the env from the stored id (the installed registry's env, after the file's
+    spec is compared with it), kwargs and seed, replay the stored actions and
     compare observations, rewards, terminations, truncations and (optionally) frames."""
     path = Path(path)
     with EpisodeFile(path) as ep:
@@ -128,12 +123,7 @@ def verify_episode(
         compare_frames = frames and ep.has_frames
         if s.seed is None:
             raise EpisodeError(path, "seed", "expected the reset seed, the file has none")
-        try:
-            env = remake_env(s.attrs, render_mode="rgb_array" if compare_frames else None)
-        except UnknownEnvError as exc:
-            raise EpisodeError(path, "env_id", str(exc)) from None
-        except Exception as exc:  # the env's own code refused the file's env_kwargs
-            raise _env_failed(path, s.env_kwargs, "is made", exc) from None
+        env = episode_env(path, s.attrs, render_mode="rgb_array" if compare_frames else None)
         try:
             try:
                 obs, _ = env.reset(seed=int(s.seed), options=s.attrs.get("reset_options"))
@@ -173,7 +163,7 @@ def verify_episode(
                 try:
                     obs, reward, term, trunc, _ = env.step(action)
                 except Exception as exc:
-                    raise _env_failed(path, s.env_kwargs, f"steps (step {t})", exc) from None
+                    raise env_kwargs_error(path, s.env_kwargs, f"steps (step {t})", exc) from None
                 if not np.isclose(reward, data.rewards[t], rtol=1e-6, atol=1e-8):
                     return VerifyResult(
                         path,

@@ -9,6 +9,7 @@ are read by Minari as they are."""
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -23,7 +24,7 @@ from demostudio.episode.hostile import (
     hard_linked,
     open_h5,
 )
-from demostudio.episode.jsonfile import read_json_file
+from demostudio.episode.jsonfile import parse_json_text, read_json_file
 
 MAIN_FILE = "main_data.hdf5"
 """Where Minari's HDF5 storage keeps every episode."""
@@ -39,14 +40,32 @@ them before reading anything: 80 MB at this count)."""
 def check_metadata(data: Path) -> None:
     """Before Minari opens the local dataset folder ``data``: its ``metadata.json`` is a
     regular file of at most 16 MB whose ``total_episodes`` is a count up to
-    :data:`MAX_EPISODES` (a hostile count makes Minari allocate an index array of it)."""
+    :data:`MAX_EPISODES` (a hostile count makes Minari allocate an index array of it), and
+    which states both spaces: without them Minari makes the env its ``env_spec`` names to
+    read them off, importing whatever code that spec names."""
     path = data / "metadata.json"
     meta = read_json_file(path, "a Minari metadata file", MAX_ATTR_BYTES)
-    count = meta.get("total_episodes") if isinstance(meta, dict) else None
+    if not isinstance(meta, dict):
+        raise EpisodeError(path, None, f"expected a JSON object, got {type(meta).__name__}")
+    count = meta.get("total_episodes")
     if not isinstance(count, int) or isinstance(count, bool) or not 0 <= count <= MAX_EPISODES:
         raise EpisodeError(
             path, "total_episodes", f"expected a count from 0 to {MAX_EPISODES}, got {count!r:.60}"
         )
+    for key in ("env_spec", "eval_env_spec"):  # JSON in a string: Minari parses it on open
+        spec = meta.get(key)
+        if spec is not None and not (
+            isinstance(spec, str) and isinstance(parse_json_text(spec.encode(), path, key), dict)
+        ):
+            raise EpisodeError(path, key, "expected the JSON text of an EnvSpec object or null")
+    for key in ("observation_space", "action_space"):
+        if not isinstance(meta.get(key), str):
+            raise EpisodeError(
+                path,
+                key,
+                "expected the serialized space (DemoStudio never makes the env a dataset's "
+                f"env_spec names to find it), got {json.dumps(meta.get(key))[:60]}",
+            )
 
 
 def check_minari_file(dataset: Any) -> None:

@@ -21,11 +21,11 @@ from demostudio.episode import (
     EpisodeError,
     EpisodeFile,
     EpisodeSummary,
-    ensure_registered,
     find_episodes,
     read_summary,
     space_to_json,
 )
+from demostudio.episode.envs import check_env_spec, episode_env
 
 from .codec import info_column, nest, to_minari
 from .minari_store import (
@@ -77,19 +77,14 @@ def _summaries(paths: list[Path]) -> list[EpisodeSummary]:
     return summaries
 
 
-def _env_spec(summary: EpisodeSummary) -> Any:
-    from gymnasium.envs.registration import EnvSpec
-
-    spec = summary.attrs.get("env_spec")
-    if not spec:
-        return None
-    ensure_registered(summary.env_id)
-    try:
-        return EnvSpec.from_json(json.dumps(spec))
-    except (ValueError, TypeError, KeyError) as exc:
-        raise EpisodeError(
-            summary.path, "env_spec", f"expected a Gymnasium EnvSpec ({exc})"
-        ) from None
+def _env(summaries: list[EpisodeSummary]) -> Any:
+    """The env Minari records the dataset's spec from: the installed registry's env for the
+    episodes' id, made with the first one's ``env_kwargs`` (plain data), once every file's
+    stored spec names the registry's code (:func:`check_env_spec`). Minari makes whatever a
+    spec it is handed names, so it is handed this env, never a spec from a file."""
+    for s in summaries:
+        check_env_spec(s.path, s.attrs)
+    return episode_env(summaries[0].path, summaries[0].attrs)
 
 
 def _requirements(summary: EpisodeSummary) -> list[str]:
@@ -230,7 +225,6 @@ def export_minari(
         raise EpisodeError(
             target, "dataset_id", f"expected a new dataset id, {dataset_id!r} already exists"
         )
-    env_spec = _env_spec(first)
     controllers = sorted({s.controller for s in summaries})
     players = sorted({s.player for s in summaries if s.player})
     description = (
@@ -239,10 +233,11 @@ def export_minari(
     )
     if frames:
         _check_frames(summaries)
+    env = _env(summaries)
     made = _made_by_export(root, target)
-    root.mkdir(parents=True, exist_ok=True)
     total = len(summaries)
     try:
+        root.mkdir(parents=True, exist_ok=True)
         with using_root(root), warnings.catch_warnings():
             warnings.simplefilter("ignore", UserWarning)  # Minari's "X is None" reminders
             dataset = None
@@ -253,7 +248,7 @@ def export_minari(
                         dataset = minari.create_dataset_from_buffers(
                             dataset_id,
                             [buffer],
-                            env=env_spec,
+                            env=env,
                             observation_space=first.observation_space,
                             action_space=first.action_space,
                             algorithm_name=", ".join(controllers),
@@ -285,4 +280,6 @@ def export_minari(
         shutil.rmtree(target, ignore_errors=True)
         _remove(made)
         raise
+    finally:
+        env.close()
     return target

@@ -8,6 +8,7 @@ re-simulation from the stored seed when that reproduces the stored steps."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -33,6 +34,7 @@ from demostudio.episode import (
     space_to_json,
 )
 from demostudio.episode.attrs import GYM_ID, check_type
+from demostudio.episode.envs import spec_differences
 
 from .codec import flatten, info_row, rows, text
 from .minari_check import check_metadata, check_minari_file
@@ -89,24 +91,25 @@ def _data_folder(dataset_id_or_path: str) -> Path | None:
 
 
 def _open(minari: Any, dataset_id_or_path: str) -> tuple[Any, Path]:
-    path = Path(dataset_id_or_path)
     data = _data_folder(dataset_id_or_path)
-    where = path if data is None else data
-    if data is not None:
-        check_metadata(data)  # before Minari sizes anything by it
-    try:
-        dataset = minari.load_dataset(str(path)) if data is None else minari.MinariDataset(data)
-        return dataset, where
-    except FileNotFoundError as exc:
+    if data is None:
         raise EpisodeError(
             dataset_id_or_path,
             None,
-            f"expected a local Minari dataset id or folder, found neither ({exc}; "
+            f"expected a local Minari dataset id or folder, found neither (no metadata.json in "
+            f"it, its data folder or {datasets_root() / dataset_id_or_path / 'data'}; "
             f"`minari download ID` fetches a remote one)",
+        )
+    check_metadata(data)  # before Minari sizes anything by it or makes an env from it
+    try:
+        return minari.MinariDataset(data), data
+    except FileNotFoundError as exc:
+        raise EpisodeError(
+            data, None, f"expected a local Minari dataset folder, cannot read it ({exc})"
         ) from None
     except (NotImplementedError, ValueError, KeyError, TypeError, AssertionError) as exc:
         raise EpisodeError(
-            where,
+            data,
             "metadata.json",
             f"expected a Minari dataset whose spaces can be recreated, got: "
             f"{type(exc).__name__}: {exc}",
@@ -137,6 +140,8 @@ def _env_attrs(where: Path, dataset: Any) -> dict[str, Any]:
         raise EpisodeError(
             where, "env_spec", f"expected its id to be {GYM_ID.name}, got {spec.id!r:.200}"
         )
+    for key, reason in spec_differences(spec.id, dataclasses.asdict(spec)):
+        raise EpisodeError(where, f"env_spec.{key}", reason)
     kwargs = {k: v for k, v in (spec.kwargs or {}).items() if k != "render_mode"}
     try:
         env = make_env(spec.id, kwargs, max_episode_steps=spec.max_episode_steps)
@@ -267,6 +272,9 @@ def _ours(src: _Source, episode_id: int, raw: Any) -> dict[str, Any]:
         raise EpisodeError(src.where, field, f"expected a JSON object, got {type(ours).__name__}")
     for key, value in ours.items():
         _checked(src, field, key, value)
+    if "env_id" in ours:
+        for key, reason in spec_differences(ours["env_id"], ours.get("env_spec")):
+            raise EpisodeError(src.where, f"{field}/env_spec.{key}", reason)
     return ours
 
 
