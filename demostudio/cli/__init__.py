@@ -13,6 +13,7 @@ from pathlib import Path
 
 from demostudio.cli.oserrors import os_error_line
 from demostudio.episode import EpisodeError, UnknownEnvError
+from demostudio.episode.attrs import printable
 from demostudio.ui.display import NoDisplayError, prepare_sdl_environment
 
 COMMAND_MODULES = (
@@ -78,8 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         UnknownEnvError,
         FileNotFoundError,
         NoDisplayError,
-    ) as exc:
-        print(f"demostudio: error: {exc}", file=sys.stderr)
+    ) as exc:  # names from a folder scan or a file: control characters escaped
+        print(printable(f"demostudio: error: {exc}"), file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("demostudio: interrupted", file=sys.stderr)
@@ -91,7 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         line = os_error_line(exc)
         if line is None:
             raise
-        print(f"demostudio: error: {line}", file=sys.stderr)
+        print(printable(f"demostudio: error: {line}"), file=sys.stderr)
         return 2
 
 

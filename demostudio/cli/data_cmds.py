@@ -12,6 +12,7 @@ from pathlib import Path
 
 from demostudio.cli import refuse_sample_demos
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+from demostudio.episode.attrs import printable
 from demostudio.ui.settings import recordings_root
 
 
@@ -88,7 +89,7 @@ def _report_selection(selection) -> int:
     """Print what was left out; the exit status: 1 when a file was skipped as unreadable
     (the output holds the others, but not everything asked for)."""
     for path, error in selection.unreadable:
-        print(f"skipped unreadable {path}: {error}", file=sys.stderr)
+        print(printable(f"skipped unreadable {path}: {error}"), file=sys.stderr)
     if selection.rejected:
         print(f"{selection.rejected} episode(s) did not match the filters")
     return 1 if selection.unreadable else 0
@@ -105,7 +106,7 @@ def cmd_import(args: argparse.Namespace) -> int:
 
     def progress(done: int, total: int) -> None:
         if not bars:
-            bars.append(tqdm(desc=f"import {cfg.dataset}", unit="ep", total=total))
+            bars.append(tqdm(desc=printable(f"import {cfg.dataset}"), unit="ep", total=total))
         bars[0].update(done - bars[0].n)
 
     try:
@@ -114,13 +115,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             cfg.out,
             rerender_frames=cfg.frames,
             progress=progress,
-            note=lambda msg: tqdm.write(f"note: {msg}", file=sys.stderr),
+            note=lambda msg: tqdm.write(printable(f"note: {msg}"), file=sys.stderr),
         )
     finally:
         for bar in bars:
             bar.close()
     folder = paths[0].parent if paths else cfg.out
-    print(f"imported {len(paths)} episode(s) into {folder}")
+    print(printable(f"imported {len(paths)} episode(s) into {folder}"))
     return 0
 
 
@@ -132,7 +133,7 @@ def cmd_merge(args: argparse.Namespace) -> int:
     result = merge(list(cfg.sources or ()), cfg.out, _filter(cfg))
     status = _report_selection(result.selection)
     dup = f" ({result.duplicates} identical duplicate(s) copied once)" if result.duplicates else ""
-    print(f"merged {len(result.files)} episode(s) into {cfg.out}{dup}")
+    print(printable(f"merged {len(result.files)} episode(s) into {cfg.out}{dup}"))
     return status
 
 
@@ -146,8 +147,10 @@ def cmd_split(args: argparse.Namespace) -> int:
     )
     status = _report_selection(result.selection)
     print(
-        f"split {len(result.train) + len(result.validation)} episode(s) into {cfg.out}: "
-        f"{len(result.train)} train, {len(result.validation)} validation (seed {cfg.seed})"
+        printable(
+            f"split {len(result.train) + len(result.validation)} episode(s) into {cfg.out}: "
+            f"{len(result.train)} train, {len(result.validation)} validation (seed {cfg.seed})"
+        )
     )
     return status
 

@@ -62,7 +62,7 @@ def format_table(header: list[str], rows: list[list[str]]) -> str:
 def cmd_ls(args: argparse.Namespace) -> int:
     entries = scan(args.paths)
     if not entries:
-        print(f"no episodes under {', '.join(map(str, args.paths))}")
+        print(printable(f"no episodes under {', '.join(map(str, args.paths))}"))
         return 0
     header = [
         "file",
@@ -156,7 +156,7 @@ def cmd_info(args: argparse.Namespace) -> int:
 
 def _none_found(paths: list) -> int:
     """A check that found nothing to check does not pass: exit 1, saying where it looked."""
-    print(f"no episodes under {', '.join(map(str, paths))}", file=sys.stderr)
+    print(printable(f"no episodes under {', '.join(map(str, paths))}"), file=sys.stderr)
     return 1
 
 
@@ -169,11 +169,11 @@ def cmd_validate(args: argparse.Namespace) -> int:
         problems = validate(path)
         if problems:
             bad += 1
-            print(f"INVALID {problems[0]}")
+            print(printable(f"INVALID {problems[0]}"))
             for extra in problems[1:]:
-                print(f"        {extra}")
+                print(printable(f"        {extra}"))
         elif not args.quiet:
-            print(f"ok      {path}")
+            print(printable(f"ok      {path}"))
     print(f"\n{len(files) - bad} valid, {bad} invalid")
     return 1 if bad else 0
 
@@ -186,7 +186,7 @@ def cmd_verify(args: argparse.Namespace) -> int:
     if not files:
         return _none_found(args.paths)
     for path in files:
-        with tqdm(desc=path.name, unit="step", leave=False, disable=args.quiet) as bar:
+        with tqdm(desc=printable(path.name), unit="step", leave=False, disable=args.quiet) as bar:
 
             def progress(done: int, total: int, bar=bar) -> None:
                 bar.total = total
@@ -199,10 +199,10 @@ def cmd_verify(args: argparse.Namespace) -> int:
             else:
                 error = None
         if error is not None:  # after the bar is gone, so the error starts its own line
-            print(f"demostudio: error: {error}", file=sys.stderr)
+            print(printable(f"demostudio: error: {error}"), file=sys.stderr)
             errors += 1
             continue
-        print(result.describe())
+        print(printable(result.describe()))
         failed += not result.ok
     return 2 if errors else (1 if failed else 0)
 
@@ -213,14 +213,14 @@ def cmd_recover(args: argparse.Namespace) -> int:
         raise FileNotFoundError(f"{target}: no such .partial file or folder")
     results = recover_folder(target) if target.is_dir() else [recover_partial(target)]
     if not results:
-        print(f"nothing to recover under {target}")
+        print(printable(f"nothing to recover under {target}"))
     unusable = 0
     for r in results:
         if r.episode is not None:
-            print(f"recovered  {r.episode}  ({r.reason})")
+            print(printable(f"recovered  {r.episode}  ({r.reason})"))
         else:
             unusable += 1
-            print(f"unusable   {r.partial}  ({r.reason})")
+            print(printable(f"unusable   {r.partial}  ({r.reason})"))
     return 1 if unusable else 0
 
 
@@ -285,9 +285,9 @@ def cmd_compact(args: argparse.Namespace) -> int:
         total_before += r.bytes_before
         total_after += r.bytes_after
         if r.skipped:
-            print(f"{path}: {r.skipped}, skipped")
+            print(printable(f"{path}: {r.skipped}, skipped"))
         else:
-            print(f"{path}: {_size(r.bytes_before)} -> {_size(r.bytes_after)}")
+            print(printable(f"{path}: {_size(r.bytes_before)} -> {_size(r.bytes_after)}"))
     if total_before:
         print(
             f"\ntotal {_size(total_before)} -> {_size(total_after)} "

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+from demostudio.episode.attrs import printable
 
 
 @dataclass
@@ -69,8 +70,10 @@ def cmd_trim(args: argparse.Namespace) -> int:
         raise CommandError(f"{where}: cannot write the trimmed episode: {exc}") from None
     cut = f" ({r.idle_cut[0]} idle steps cut at the start, {r.idle_cut[1]} at the end)"
     print(
-        f"wrote {r.path}: frames {r.start}..{r.end} of {cfg.file}, {r.length} steps"
-        + cut * cfg.idle
+        printable(
+            f"wrote {r.path}: frames {r.start}..{r.end} of {cfg.file}, {r.length} steps"
+            + cut * cfg.idle
+        )
     )
     return 0
 
@@ -85,7 +88,6 @@ def _histogram_text(actions: dict[str, int] | None) -> str:
 def cmd_quality(args: argparse.Namespace) -> int:
     from demostudio.cli import CommandError
     from demostudio.cli.library_cmds import format_table
-    from demostudio.episode.attrs import printable
     from demostudio.episode.quality import assess
 
     cfg = dataclass_from_args(QualityConfig, args)
@@ -114,7 +116,7 @@ def cmd_quality(args: argparse.Namespace) -> int:
         print(json.dumps({"episodes": [q.as_json() for q in items]}, indent=2))
         return unreadable
     if not items:
-        print(f"no episodes under {', '.join(map(str, cfg.paths))}")
+        print(printable(f"no episodes under {', '.join(map(str, cfg.paths))}"))
         return 0
     header = ["file", "length", "return", "idle start", "idle end", "human", "actions"]
     if cfg.verify:

@@ -9,6 +9,7 @@ from typing import Literal
 
 from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import add_dataclass_arguments, dataclass_from_args
+from demostudio.episode.attrs import printable
 from demostudio.episode.schema import FPS_RANGE, fps_in_range
 from demostudio.ui.display import require_display
 
@@ -96,7 +97,7 @@ def _export_minari(cfg: ExportConfig) -> int:
         out = export_minari(
             list(cfg.paths), cfg.dataset_id, frames=cfg.frames, out=cfg.out, progress=progress
         )
-    print(f"wrote Minari dataset {cfg.dataset_id} to {out}")
+    print(printable(f"wrote Minari dataset {cfg.dataset_id} to {out}"))
     return 0
 
 
@@ -144,8 +145,10 @@ def cmd_export(args: argparse.Namespace) -> int:
             raise CommandError(str(exc)) from None
     width, height = result.size
     print(
-        f"wrote {result.path}: frames {result.frames.start}..{result.frames.end} "
-        f"({result.frames.count} frames), {width}x{height}, {result.fps:g} fps"
+        printable(
+            f"wrote {result.path}: frames {result.frames.start}..{result.frames.end} "
+            f"({result.frames.count} frames), {width}x{height}, {result.fps:g} fps"
+        )
     )
     return 0
 
