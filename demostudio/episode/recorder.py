@@ -47,6 +47,9 @@ class RecordEpisodes(gym.Wrapper):
     rename) happens on its writer thread, so the next episode starts without a stall; the path
     is reported at once and the file appears under it moments later. :meth:`wait_saved` (and
     :meth:`close`) wait for those files.
+
+    ``clock`` gives each step's ``timestamps`` entry (Unix seconds): the wall clock, or the
+    times a scripted player would have taken (it does not sleep through them).
     """
 
     def __init__(
@@ -63,6 +66,7 @@ class RecordEpisodes(gym.Wrapper):
         on_saved: Callable[[Path], None] | None = None,
         queue_size: int = 256,
         background_close: bool = False,
+        clock: Callable[[], float] = time.time,
     ):
         super().__init__(env)
         if record_frames and env.render_mode != "rgb_array":
@@ -80,6 +84,7 @@ class RecordEpisodes(gym.Wrapper):
         self.on_saved = on_saved
         self.queue_size = queue_size
         self.background_close = background_close
+        self.clock = clock
         self.saved: list[Path] = []
         self._closing: list[EpisodeWriter] = []
         self.last_frame = None
@@ -99,7 +104,7 @@ class RecordEpisodes(gym.Wrapper):
         if not 0 <= seed <= MAX_SEED:  # a file the reader would refuse
             raise ValueError(f"seed: expected an integer from 0 to 2**64-1, got {seed}")
         obs, info = self.env.reset(seed=seed, options=options)
-        now = time.time()
+        now = self.clock()
         frame = self.env.render() if self.record_frames else None
         self.last_frame = frame
         attrs = {
@@ -136,7 +141,7 @@ class RecordEpisodes(gym.Wrapper):
         if self._writer is None:
             raise RuntimeError("RecordEpisodes: call reset() before step()")
         obs, reward, terminated, truncated, info = self.env.step(action)
-        now = time.time()
+        now = self.clock()
         frame = self.env.render() if self.record_frames else None
         self.last_frame = frame
         self._writer.step(
