@@ -27,7 +27,8 @@ class RecordConfig:
     """Root folder; episodes go to OUT/<env id with / as ->/. Your recordings folder unless
     given (`demostudio launch --out DIR` changes it)."""
     seed: int | None = None
-    """First reset seed (then seed+1, ...); none draws a fresh 64-bit seed per episode."""
+    """First reset seed (then seed+1, ...); none draws a fresh 64-bit seed per episode. The
+    human style's draws in an episode come from its reset seed, so a seed replays them."""
     player: str = ""
     """Stored as the episodes' player."""
     frames: bool = True
@@ -105,21 +106,23 @@ def _recording(cfg: RecordConfig, env: Any) -> tuple[Any, RecordEpisodes]:
     from demostudio.play.keymap import KeyMapError, resolve_keymap
     from demostudio.play.timing import realtime_fps, turn_based_default
 
-    try:
-        keymap = resolve_keymap(env, cfg.env)
-    except KeyMapError as exc:
-        raise CommandError(f"--style human: {exc}") from None
     turn_based = turn_based_default(cfg.env)
     fps = realtime_fps(env)
-    player = HumanPlayer(
-        controller,
-        keymap,
-        human_style(cfg, turn_based),
-        env.action_space,
-        turn_based=turn_based,
-        fps=fps,
-        seed=cfg.seed,
-    )
+    try:
+        keymap = resolve_keymap(env, cfg.env)
+        player = HumanPlayer(
+            controller,
+            keymap,
+            human_style(cfg, turn_based),
+            env.action_space,
+            turn_based=turn_based,
+            fps=fps,
+            seed=cfg.seed,
+        )
+    except KeyMapError as exc:
+        raise CommandError(f"--style human: {exc}") from None
+    except ValueError as exc:  # a key map without keys for some action
+        raise CommandError(f"--style human: {cfg.env}: {exc}") from None
     rec = RecordEpisodes(
         env,
         folder,

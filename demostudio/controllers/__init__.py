@@ -1,5 +1,7 @@
 """Controllers choose actions. The keyboard is one (in :mod:`demostudio.play`); scripted
-policies and random play are others. All of them record through the same wrapper."""
+policies (:mod:`.scripted`, the grid planners in :mod:`.grid`) and random play are others,
+and :mod:`.human` plays a scripted one like a person at the keyboard. All of them record
+through the same wrapper."""
 
 from __future__ import annotations
 

@@ -195,7 +195,11 @@ class HumanPlayer:
         self.fps = float(fps)
         self.actions = [int(action_space.start) + i for i in range(int(action_space.n))]
         self.keys_for = {a: self._keys_of(a) for a in self.actions}
-        self.playable = [a for a in self.actions if keymap.action_for(self.keys_for[a]) == a]
+        missing = [a for a in self.actions if keymap.action_for(self.keys_for[a]) != a]
+        if missing:
+            raise ValueError(
+                f"expected a key map with keys for every action, got none for {missing}"
+            )
         self.noop = int(keymap.noop)
         self.clock = SyntheticClock()
         self.rng = np.random.default_rng([SALT] if seed is None else [SALT, seed])
@@ -220,7 +224,7 @@ class HumanPlayer:
             keys = tuple(sorted(b.keys))
             if self.keymap.action_for(keys) == action:
                 return keys
-        return ()  # no key gives it: not playable (see _play)
+        return ()  # no key gives it (refused by the constructor)
 
     # ---- episodes ------------------------------------------------------------------------------
 
@@ -262,11 +266,6 @@ class HumanPlayer:
         return self._play(expert, action, kind)
 
     def _play(self, expert: int, action: int, kind: str) -> int:
-        if action not in self.playable:
-            raise ValueError(
-                f"expected a key map with keys for every action the expert takes, got none "
-                f"for action {action} (keys give {self.playable})"
-            )
         keys = self.keys_for[action]
         played = int(self.keymap.action_for(keys))
         self.last_keys = keys
@@ -285,7 +284,7 @@ class HumanPlayer:
         """A random action or the start of a detour, at their rates (None: neither)."""
         u = float(self.rng.random())
         if u < self.style.random_rate:
-            return int(self.rng.choice([a for a in self.playable if a != expert])), RANDOM
+            return int(self.rng.choice([a for a in self.actions if a != expert])), RANDOM
         if u < self.style.random_rate + self.style.detour_rate:
             self._queue.extend(self._detour(expert))
             return self._queue.popleft()
@@ -297,7 +296,7 @@ class HumanPlayer:
             turn = {left: right, right: left}.get(expert, int(self.rng.choice([left, right])))
             n = int(self.rng.integers(GRID_DETOUR_FORWARDS[0], GRID_DETOUR_FORWARDS[1] + 1))
             return [(turn, DETOUR)] + [(forward, DETOUR)] * n
-        wrong = int(self.rng.choice([a for a in self.playable if a != expert]))
+        wrong = int(self.rng.choice([a for a in self.actions if a != expert]))
         n = int(self.rng.integers(REALTIME_DETOUR_STEPS[0], REALTIME_DETOUR_STEPS[1] + 1))
         self._held, self._pending = wrong, None  # then the person notices and corrects
         return [(wrong, DETOUR)] * n
