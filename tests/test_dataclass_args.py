@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -144,3 +145,82 @@ def test_help_shows_every_default_booleans_included():
     text = " ".join(parser.format_help().split())
     assert "Print more. (default: --no-verbose)" in text
     assert "Learning rate. (default: 0.001)" in text
+
+
+@dataclass
+class Grouped:
+    """A config with its fields under comment headers."""
+
+    # --- network ---------------------------------------------------------------------------
+    hidden: int = 64
+    """Layer width."""
+    # --- run -------------------------------------------------------------------------------
+    steps: int = 10
+    """Steps to run.
+
+    # --- not a header: quoted in a docstring ---
+    """
+    seed: int = 0
+    """Seed."""
+    # --- algorithm: the loss ---------------------------------------------------------------
+    margin: float = 0.8
+    """Margin."""
+    # --- extras ----------------------------------------------------------------------------
+    verbose: bool = False
+    """Print more."""
+    out: Path | None = field(default=None, metadata={"positional": True})
+    """Output."""
+
+
+@dataclass
+class GroupedChild(Grouped):
+    """A subclass that changes defaults: its fields stay in their groups."""
+
+    steps: int = 20
+    # --- run -------------------------------------------------------------------------------
+    lr: float = 0.1
+    """Learning rate."""
+
+
+def test_comment_headers_group_the_fields():
+    from demostudio.cli.dataclass_args import field_layouts
+
+    groups = {name: lay.group for name, lay in field_layouts(GroupedChild).items()}
+    assert groups == {
+        "hidden": "network",
+        "steps": "run",
+        "seed": "run",  # the line in the docstring above it is no header
+        "margin": "algorithm: the loss",
+        "verbose": "extras",
+        "out": "extras",
+        "lr": "run",
+    }
+    assert field_layouts(GroupedChild)["steps"].doc == "Steps to run. # --- not a header: " \
+        "quoted in a docstring ---"  # fmt: skip
+
+
+def test_help_lists_the_groups_in_order_under_a_short_usage():
+    parser = argparse.ArgumentParser(prog="demo")
+    add_dataclass_arguments(parser, GroupedChild)
+    text = parser.format_help()
+    assert text.startswith("usage: demo [-h] [options] [out]\n")
+    titles = [line[:-1] for line in text.splitlines() if line.endswith(":") and line[0] != " "]
+    # run first (GROUP_ORDER), then algorithm and its subgroups, then network, then the rest
+    assert titles == ["positional arguments", "options", "run", "algorithm: the loss",
+                      "network", "extras"]  # fmt: skip
+    run = text.split("\nrun:\n", 1)[1].split("\n\n", 1)[0]
+    assert re.findall(r"^  (--[a-z-]+)", run, flags=re.M) == ["--steps", "--seed", "--lr"]
+
+
+def test_a_config_without_headers_keeps_one_list():
+    parser = argparse.ArgumentParser(prog="demo")
+    add_dataclass_arguments(parser, Flat)
+    text = parser.format_help()
+    assert "--lr LR" in text.split("options:", 1)[1] and "[options]" not in text
+
+
+def test_an_argument_group_takes_the_flags_as_they_are():
+    parser = argparse.ArgumentParser(prog="demo")
+    add_dataclass_arguments(parser.add_argument_group("window"), Grouped)
+    text = parser.format_help()
+    assert "window:" in text and "\nrun:" not in text and "--margin" in text

@@ -21,10 +21,13 @@ from agents.core.config import (
 class BCSettings(ConfigGroup):
     """What only BC has: the validation split, early stopping and stored-state refresh."""
 
+    # --- algorithm: validation and early stopping ------------------------------------------
     val_fraction: float = 0.2
     """Share of the demo EPISODES held out for validation (>= 1 episode when there are 2+)."""
+    # --- run -------------------------------------------------------------------------------
     max_updates: int = 5_000
     """Stop after this many updates at the latest."""
+    # --- algorithm: validation and early stopping ------------------------------------------
     val_every: int = 50
     """Measure the validation loss every this many updates."""
     patience: int = 10

@@ -127,17 +127,20 @@ class ConfigGroup:
 class RunConfig(ConfigGroup):
     """The run: env, seed, device, output folder, logging and evaluation."""
 
-    # --- environment and run ---------------------------------------------------------------
+    # --- env -------------------------------------------------------------------------------
     env: str | None = None
     """Gymnasium env id to train on (required unless every demo was recorded on one env)."""
     env_kwargs: str = "{}"
     """Extra gymnasium.make keyword arguments as JSON, e.g. '{"max_episode_steps": 500}'
     (no render_mode: each command chooses its own; a saved config's is left out)."""
+    # --- run -------------------------------------------------------------------------------
     seed: int = 0
     """Seed for envs, sampling, exploration, network init and evaluation episodes."""
+    # --- env -------------------------------------------------------------------------------
     fixed_layout: bool = False
     """Reset every episode (training and evaluation) with --seed: one layout of a
     procedurally generated env such as MiniGrid, the 'singleton' setting of the RND paper."""
+    # --- run -------------------------------------------------------------------------------
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """Torch device for the learner and actors (auto: cuda when available)."""
     run_dir: Path | None = None
@@ -149,7 +152,7 @@ class RunConfig(ConfigGroup):
     torch_threads: int = 1
     """torch.set_num_threads for training (small nets are fastest single-threaded)."""
 
-    # --- evaluation ------------------------------------------------------------------------
+    # --- evaluation and gate ---------------------------------------------------------------
     eval_every: int = 5_000
     """Evaluate the greedy policy every this many steps of the run's clock (env steps; updates
     for offline algorithms) (0: only at the end)."""
@@ -194,6 +197,7 @@ class RunConfig(ConfigGroup):
 class InteractConfig(ConfigGroup):
     """Runs that step envs: the budget, checkpoints and --resume."""
 
+    # --- run -------------------------------------------------------------------------------
     total_env_steps: int = 100_000
     """Stop after this many environment steps (all actors together)."""
     resume: bool = False
@@ -207,6 +211,7 @@ class InteractConfig(ConfigGroup):
     """Save a checkpoint every this many env steps (and always at the end)."""
     keep_checkpoints: int = 3
     """How many periodic checkpoints to keep (the final one is always kept)."""
+    # --- evaluation and gate ---------------------------------------------------------------
     stop_return: float | None = None
     """Stop early once an evaluation's mean return reaches this."""
     stop_evals: int = 1
@@ -250,6 +255,7 @@ class InteractConfig(ConfigGroup):
 class ActorProcsConfig(ConfigGroup):
     """Actors in other processes (Ray): the pool's settings, for any algorithm's actors."""
 
+    # --- distributed -----------------------------------------------------------------------
     actor_procs: int = 0
     """Step the actors in this many Ray processes, each with --num-actors envs and a CPU copy
     of the policy; learner and replay stay here (0: actors in this process)."""
@@ -280,6 +286,7 @@ class ActorProcsConfig(ConfigGroup):
 class ActorConfig(ActorProcsConfig):
     """Vectorized actors with an Ape-X epsilon ladder, in this process or in Ray processes."""
 
+    # --- algorithm -------------------------------------------------------------------------
     num_actors: int = 4
     """Vectorized environments stepped together, each with its own epsilon (per actor process
     with --actor-procs)."""
@@ -301,6 +308,7 @@ class NetworkWidths(ConfigGroup):
     """The torso's widths (an algorithm that says otherwise whether it is recurrent, such as
     RND-PPO's ``--rnn-layers``, takes only these)."""
 
+    # --- network ---------------------------------------------------------------------------
     hidden: int = 64
     """Width of the encoder and head layers."""
     lstm: int = 64
@@ -330,6 +338,7 @@ class NetworkWidths(ConfigGroup):
 class NetworkConfig(NetworkWidths):
     """The recurrent torso (encoder + LSTM) shared by every head."""
 
+    # --- network ---------------------------------------------------------------------------
     recurrent: bool = True
     """LSTM core fed the previous action and reward; off: a feed-forward network."""
     grid_encoder: Literal["conv", "mlp"] = "conv"
@@ -341,6 +350,7 @@ class NetworkConfig(NetworkWidths):
 class SequenceConfig(ConfigGroup):
     """How episodes are cut into sequences (see agents.core.sequences)."""
 
+    # --- algorithm -------------------------------------------------------------------------
     burn_in: int = 10
     """Steps at the start of each sequence used only to refresh the stored LSTM state."""
     trace: int = 20
@@ -372,6 +382,7 @@ class SequenceConfig(ConfigGroup):
 class OptimConfig(ConfigGroup):
     """The learner's optimiser and batch size."""
 
+    # --- algorithm -------------------------------------------------------------------------
     batch_size: int = 32
     """Sequences per learner update."""
     learning_rate: float = 1e-3
@@ -402,6 +413,7 @@ class OptimConfig(ConfigGroup):
 class ReplayConfig(ConfigGroup):
     """The prioritized agent replay and the replay ratio."""
 
+    # --- replay ----------------------------------------------------------------------------
     replay_capacity: int = 10_000
     """Agent replay size in sequences."""
     min_replay: int = 64
@@ -486,6 +498,7 @@ class ReplayConfig(ConfigGroup):
 class DiscountConfig(ConfigGroup):
     """The discount of returns (every algorithm that bootstraps from one value)."""
 
+    # --- algorithm -------------------------------------------------------------------------
     discount: float = 0.99
     """Discount factor gamma."""
 
@@ -498,6 +511,7 @@ class DiscountConfig(ConfigGroup):
 class QLearningConfig(DiscountConfig):
     """n-step double Q-learning targets and the target network."""
 
+    # --- algorithm -------------------------------------------------------------------------
     n_step: int = 5
     """n of the n-step double-Q targets."""
     value_rescaling: bool = True
@@ -519,6 +533,7 @@ class QLearningConfig(DiscountConfig):
 class DemoConfig(ConfigGroup):
     """Demonstrations read from episode files."""
 
+    # --- demos -----------------------------------------------------------------------------
     demos: tuple[Path, ...] = ()
     """Demo episode files or folders (searched recursively for *.h5)."""
     demo_env_override: str | None = None
@@ -544,6 +559,7 @@ class DemoConfig(ConfigGroup):
 class DemoReplayConfig(ConfigGroup):
     """The demos kept in a prioritized replay of their own (R2D3, DQfD, SQIL)."""
 
+    # --- demos -----------------------------------------------------------------------------
     demo_capacity: int = 50_000
     """Demo replay size in sequences (demos are never evicted)."""
     demo_replay_kind: ReplayKind = "proportional"
@@ -560,6 +576,7 @@ class DemoReplayConfig(ConfigGroup):
 class MarginConfig(ConfigGroup):
     """DQfD's large-margin classification loss on demo steps (DQfD; R2D3 optionally)."""
 
+    # --- algorithm -------------------------------------------------------------------------
     margin: float = 0.8
     """Large-margin classification: margin l(a_E, a) for actions a other than the demo's."""
     lambda_margin: float = 1.0
@@ -575,6 +592,7 @@ class MarginConfig(ConfigGroup):
 class DemoMixConfig(ConfigGroup):
     """A demo replay mixed into batches by a fixed or annealed ratio (R2D3, SQIL)."""
 
+    # --- demos -----------------------------------------------------------------------------
     demo_ratio: float = 0.25
     """Probability that a batch element comes from the demo replay (initial value)."""
     demo_ratio_final: float | None = None

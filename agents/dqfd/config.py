@@ -20,19 +20,19 @@ from agents.core.config import (
 class DQfDSettings(ConfigGroup):
     """What only DQfD has: pre-training, its loss weights and priority bonuses."""
 
-    # --- pre-training ----------------------------------------------------------------------
+    # --- algorithm: pre-training -----------------------------------------------------------
     pretrain_updates: int = 2_000
     """Learner updates on demos only before any env step (0: no pre-training)."""
     pretrain_log_every: int = 200
     """Log the pre-training losses every this many updates."""
 
-    # --- loss ------------------------------------------------------------------------------
+    # --- algorithm -------------------------------------------------------------------------
     lambda_n_step: float = 1.0
     """Weight lambda1 of the n-step double-Q loss (lambda2 is --lambda-margin)."""
     lambda_l2: float = 1e-5
     """Weight lambda3 of the L2 regularisation of the network's parameters."""
 
-    # --- priorities ------------------------------------------------------------------------
+    # --- replay ----------------------------------------------------------------------------
     demo_priority_bonus: float = 1.0
     """epsilon_d added to the priority of demo sequences (keeps them sampled)."""
     agent_priority_bonus: float = 0.001

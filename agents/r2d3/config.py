@@ -23,6 +23,7 @@ from agents.r2d2.config import R2D2Config
 class EpisodeMemoryConfig(ConfigGroup):
     """The best agent episodes so far, mixed into batches like the demos."""
 
+    # --- replay ----------------------------------------------------------------------------
     episode_memory_ratio: float = 0.0
     """Probability that a batch element comes from the best agent episodes so far (0: off)."""
     episode_memory_capacity: int = 2_000

@@ -76,11 +76,11 @@ from agents.core.config import (
 class ReactorLossConfig(ConfigGroup):
     """Reactor: Retrace critic (distributional or expected), beta-LOO or TIS actor."""
 
-    # --- critic: Retrace -------------------------------------------------------------------
+    # --- algorithm: Retrace critic ---------------------------------------------------------
     retrace_lambda: float = 1.0
     """lambda of the Retrace traces c = lambda * min(trace_clip, pi/mu)."""
     trace_clip: float = 1.0
-    """Truncation of the importance ratio in the traces (the seed's --c; 1 is Retrace)."""
+    """Truncation of the importance ratio in the traces (REACTOR-torch's --c; 1 is Retrace)."""
     distributional: bool = True
     """Distributional Retrace critic (C51 atoms, KL loss); off: expected-value Retrace."""
     num_atoms: int = 51
@@ -100,7 +100,7 @@ class ReactorLossConfig(ConfigGroup):
     """Weight of the critic loss against the policy loss (none: 10 for the distributional
     critic's cross-entropy, 1 for the expected critic's squared error)."""
 
-    # --- actor: policy gradient ------------------------------------------------------------
+    # --- algorithm: policy gradient --------------------------------------------------------
     policy_gradient: Literal["beta_loo", "tis"] = "beta_loo"
     """beta-leave-one-out (Reactor) or truncated importance sampling with bias correction (ACER)."""
     beta_clip: float = 1.0
@@ -116,14 +116,15 @@ class ReactorLossConfig(ConfigGroup):
     """ACER's efficient trust region against the Polyak-averaged policy."""
     trust_region_delta: float = 1.0
     """delta of the trust region: the linearised KL(pi_avg || pi) per step is at most this."""
+    # 0.9 rather than 0.99 (3 seeds each): a demo's return reaches the critic twice as fast
+    # (MountainCar, one demo: -120 at 7.5k env steps, not 15k), and CartPole-v1 dips less
+    # after reaching 475 (2 of 34 later evaluations below, not 11 of 35; with --trust-region,
+    # 475 at 5k env steps, not 20k).
     average_tau: float = 0.9
     """Average network (trust region's average policy, critic's target): avg = tau * avg +
-    (1 - tau) * online after every learner update. 0.9 (was 0.99; 3 seeds each): a demo's
-    return reaches the critic twice as fast (MountainCar, one demo: -120 at 7.5k env steps,
-    not 15k), and CartPole-v1 dips less after reaching 475 (2 of 34 later evaluations below,
-    not 11 of 35; with --trust-region, 475 at 5k env steps, not 20k)."""
+    (1 - tau) * online after every learner update (higher: a slower, steadier average)."""
 
-    # --- rewards ---------------------------------------------------------------------------
+    # --- algorithm -------------------------------------------------------------------------
     reward_clip: bool = False
     """Clip rewards to [-1, 1] for learning (episode returns are reported unclipped)."""
 
@@ -189,17 +190,20 @@ class ReactorConfig(
 
     demos_required: ClassVar[bool] = False
 
+    # --- evaluation and gate ---------------------------------------------------------------
     eval_greedy: bool = True
     """Evaluate (and watch) with the most probable action of pi; off: sample from pi."""
 
+    # --- algorithm -------------------------------------------------------------------------
+    # 5e-5 rather than a constant rate: at a constant 5e-4 CartPole-v1's policy kept moving
+    # after it reached 500 and fell below 475 late in 2 of 3 seeds (seed 1's last network ran
+    # the cart off the track in 20 of 20 episodes, greedy or sampled); with the anneal, all 3
+    # seeds held 500 from 12.5k, 15k and 22.5k to 40k.
     learning_rate_final: float | None = 5e-5
     """Anneal --learning-rate linearly to this over --learning-rate-steps env steps, then hold
-    it (none: a constant rate). The schedule follows env steps, not --total-env-steps, so a
-    shorter or longer run sees the same rates at the same step. 5e-5 (was none): at a
-    constant 5e-4 CartPole-v1's policy kept moving after it reached 500 and fell below 475
-    late in 2 of 3 seeds (seed 1's last network ran the cart off the track in 20 of 20
-    episodes, greedy or sampled); with the anneal, all 3 seeds held 500 from 12.5k, 15k and
-    22.5k to 40k."""
+    it (none: a constant rate), so that a policy that has learned stops moving. The schedule
+    follows env steps, not --total-env-steps: a shorter or longer run sees the same rates at
+    the same step."""
     learning_rate_steps: int = 40_000
     """Env steps over which --learning-rate anneals to --learning-rate-final (40,000: tuned
     on CartPole-v1; a task that needs hundreds of thousands of steps wants more)."""

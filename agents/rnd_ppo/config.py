@@ -97,7 +97,7 @@ def _require(ok: bool, name: str, expected: str, value: object) -> None:
 class PPOSettings(ConfigGroup):
     """Recurrent PPO with an extrinsic and an intrinsic value head."""
 
-    # --- rollouts and epochs ---------------------------------------------------------------
+    # --- algorithm: PPO rollouts and epochs ------------------------------------------------
     num_envs: int = 32
     """Environments stepped together (per actor process with --actor-procs); a rollout is
     --rollout-length steps of every env."""
@@ -115,7 +115,7 @@ class PPOSettings(ConfigGroup):
     """LSTM layers of the policy's torso: 1 = recurrent (fed the previous action and
     reward), 0 = a feed-forward (CNN/MLP) policy."""
 
-    # --- returns and advantages ------------------------------------------------------------
+    # --- algorithm: PPO returns and advantages ---------------------------------------------
     gamma_ext: float = 0.999
     """Discount of the extrinsic return (episodic)."""
     gamma_int: float = 0.99
@@ -135,7 +135,7 @@ class PPOSettings(ConfigGroup):
     norm_adv: bool = True
     """Normalise the combined advantage to mean 0, std 1 in each minibatch."""
 
-    # --- loss and optimisation -------------------------------------------------------------
+    # --- algorithm: PPO loss and optimisation ----------------------------------------------
     clip_range: float = 0.1
     """PPO's ratio clip epsilon: the ratio is clipped to [1 - x, 1 + x]."""
     clip_value: bool = False
@@ -153,7 +153,7 @@ class PPOSettings(ConfigGroup):
     lr_predictor: float = 1e-4
     """Adam learning rate of the RND predictor."""
 
-    # --- acting and stopping ---------------------------------------------------------------
+    # --- algorithm: PPO acting and stopping ------------------------------------------------
     epsilon_greedy: float = 0.0
     """Take a uniformly random action with this probability on top of the policy (the
     behaviour log-probability is that of the mixture)."""
@@ -224,13 +224,14 @@ class PPOSettings(ConfigGroup):
 class RNDSettings(ConfigGroup):
     """Random Network Distillation: the intrinsic reward and its normalisation."""
 
+    # --- algorithm: RND intrinsic reward ---------------------------------------------------
     intrinsic: bool = True
     """Add RND's intrinsic reward; off: plain PPO (what `demostudio train ppo` runs)."""
     update_proportion: float = 0.25
     """Share of each minibatch the RND predictor is trained on."""
     obs_norm_init_steps: int = 128
     """Random-policy steps per environment that initialise the observation normalisation
-    before training (the source's 8 trials)."""
+    before training (the Chainer RND-PPO's 8 trials)."""
     obs_norm_clip: float = 5.0
     """Normalised observations are clipped to [-x, x]."""
     rnd_embed_dim: int = 512
@@ -243,7 +244,7 @@ class RNDSettings(ConfigGroup):
     rnd_full_grid: bool = False
     """MiniGrid: the RND networks read the whole grid (every cell, and the agent's cell
     with its direction) instead of the policy's egocentric view, which the policy still
-    sees alone. Off: RND reads what the policy reads, as in the source."""
+    sees alone. Off: RND reads what the policy reads, as in the Chainer RND-PPO."""
 
     limits: ClassVar[dict[str, float]] = {
         "rnd_embed_dim": 8192,
@@ -277,6 +278,7 @@ class RNDSettings(ConfigGroup):
 class AtariSettings(ConfigGroup):
     """Atari (ALE) environment settings of the RND paper (sticky actions: any env)."""
 
+    # --- env: Atari (ALE) and sticky actions -----------------------------------------------
     frame_resize: int = 84
     """Frames are turned grey and resized to x by x pixels."""
     frame_stack: int = 4
@@ -336,6 +338,7 @@ class DemoPretrainSettings(ConfigGroup):
     """Demos start the explorer off: behaviour cloning before the first rollout and,
     optionally, a BC loss on demo segments whose weight anneals to zero."""
 
+    # --- demos: behaviour-cloning start ----------------------------------------------------
     bc_pretrain_updates: int = 500
     """Behaviour-cloning updates on the demos before the first rollout (with --demos)."""
     bc_batch_size: int = 16

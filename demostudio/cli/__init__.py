@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from demostudio.cli.dataclass_args import CommandParser, close_matches
 from demostudio.cli.oserrors import os_error_line
 from demostudio.episode import EpisodeError, UnknownEnvError
 from demostudio.episode.attrs import printable
@@ -50,7 +51,7 @@ def refuse_sample_demos(path: Path | str | None, flag: str) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = CommandParser(
         prog="demostudio",
         description="Play and record Gymnasium games, scrub episodes, learn from demonstrations.",
     )
@@ -61,13 +62,29 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, extra: list[str]):
+    """Arguments no flag took: one line from the command's own parser (``demostudio ls:
+    error: unrecognized arguments: --frob``), naming the flag a mistyped one looks like."""
+    sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    command = sub.choices.get(getattr(args, "command", None) or "", parser)
+    message = f"unrecognized arguments: {' '.join(extra)}"
+    flags = [x.split("=", 1)[0] for x in extra if x.startswith("--")]
+    known = [s for a in command._actions for s in a.option_strings if s.startswith("--")]
+    close = close_matches(flags[0], known, n=1) if flags else []
+    if close:
+        message += f" (did you mean {close[0]}?)"
+    command.error(message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     prepare_sdl_environment()
     parser = build_parser()
     if not argv and DEFAULT_COMMAND in parser.get_default("commands"):
         argv = [DEFAULT_COMMAND]
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        _unrecognized(parser, args, extra)
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

@@ -28,11 +28,13 @@ class ExportConfig:
 
     paths: list[Path] = field(metadata={"positional": True})
     """The episode file (mp4/gif/png), or episode files and folders (minari)."""
+    # --- output ----------------------------------------------------------------------------
     format: Literal["mp4", "gif", "png", "minari"] = "mp4"
     """Output format."""
     out: Path | None = None
     """Output file (a folder for png; for minari the datasets root, default
     $MINARI_DATASETS_PATH); default exports/<name>."""
+    # --- video and images ------------------------------------------------------------------
     start: int | None = None
     """First frame to export (0 = the reset frame; negative counts from the end)."""
     end: int | None = None
@@ -41,10 +43,12 @@ class ExportConfig:
     """Frames per second of the video (default: the episode's stored frame rate)."""
     scale: float = 1.0
     """Resize factor (nearest neighbour)."""
+    # --- minari ----------------------------------------------------------------------------
     dataset_id: str | None = None
     """Minari only: the dataset id, NAMESPACE/NAME-v0."""
     frames: bool = False
     """Minari only: include the rendered frames in the dataset."""
+    # --- output ----------------------------------------------------------------------------
     progress: bool = True
     """Show a progress bar."""
 

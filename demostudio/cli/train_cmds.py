@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Literal
 from demostudio.cli import CommandError, refuse_sample_demos
 from demostudio.cli.dataclass_args import (
     add_dataclass_arguments,
+    close_matches,
     config_parser,
     dataclass_from_args,
     dataclass_from_values,
@@ -48,9 +49,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     try:
         entry = get_algorithm(args.algo)
     except KeyError:
-        raise CommandError(
-            f"train: expected an algorithm in {algorithm_names()}, got {args.algo!r}"
-        ) from None
+        raise unknown_algorithm("train", args.algo, algorithm_names()) from None
     parser = algorithm_parser(args.algo, entry.config_cls)
     ns = parse_flags(parser, args.algo, args.args)
     cfg = dataclass_from_args(entry.config_cls, ns)
@@ -84,6 +83,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     if result.solved_at is not None:
         print(f"reached --stop-return at {result.solved_at} env steps")
     return 0
+
+
+def unknown_algorithm(command: str, algo: str, names: list[str]) -> CommandError:
+    """``train: expected an algorithm in [...], got 'R2D3' (did you mean 'r2d3'?)``."""
+    close = close_matches(algo, names, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    return CommandError(f"{command}: expected an algorithm in {names}, got {algo!r}{hint}")
 
 
 def algorithm_parser(algo: str, cls: type, command: str = "train") -> argparse.ArgumentParser:
