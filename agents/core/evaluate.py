@@ -1,19 +1,69 @@
-"""Evaluation: play whole episodes with the (near-)greedy policy and report their returns."""
+"""Evaluation: play whole episodes with the (near-)greedy policy and report their returns and,
+where the env has a goal, how many reached it.
+
+Success is the env's goal reached, read from how an episode ended:
+
+* an episode that reached the goal ended by termination (``terminated``), never by the time
+  limit alone (``truncated``): a step that terminates at the time limit still counts;
+* envs whose termination is the goal itself (``terminated``): MountainCar (the flag),
+  Acrobot (the tip above the line), CliffWalking (the goal cell);
+* envs that also terminate on failure tell the two apart by the last reward
+  (``terminated_positive``): MiniGrid and BabyAI (the goal pays > 0, lava pays 0),
+  LunarLander (landed at rest +100, crashed -100), FrozenLake (the goal 1, a hole 0),
+  Taxi (the drop-off +20), Blackjack (a win +1);
+* every other env has no success (:func:`goal_rule` is None): CartPole's termination is the
+  pole falling, Pendulum never ends, an Atari game ends when its lives run out. There the
+  success rate is NaN, which the run's logger leaves out of metrics.jsonl, and ``evaluate``
+  prints no success count. A positive return is no stand-in: MountainCar pays -1 a step, so
+  an episode at the flag still has a negative return.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Literal, NamedTuple
 
 import gymnasium as gym
 import numpy as np
 
 from agents.core.controller import AgentController
 
+GoalRule = Literal["terminated", "terminated_positive"]
+
+GOALS: dict[str, GoalRule] = {
+    "MountainCar": "terminated",
+    "Acrobot": "terminated",
+    "CliffWalking": "terminated",
+    "MiniGrid-": "terminated_positive",
+    "BabyAI-": "terminated_positive",
+    "LunarLander": "terminated_positive",
+    "FrozenLake": "terminated_positive",
+    "Taxi": "terminated_positive",
+    "Blackjack": "terminated_positive",
+}
+"""Env name prefix (after any ``namespace/``) -> how an episode shows it reached the goal."""
+
+
+def goal_rule(env_id: str | None) -> GoalRule | None:
+    """How ``env_id``'s episodes show success (see the module docstring); None: no goal."""
+    if not env_id:
+        return None
+    name = env_id.rsplit("/", 1)[-1]
+    return next((rule for prefix, rule in GOALS.items() if name.startswith(prefix)), None)
+
+
+def reached_goal(rule: GoalRule, terminated: bool, last_reward: float) -> bool:
+    """An episode that ended with ``terminated`` and ``last_reward`` reached the goal."""
+    if rule == "terminated":
+        return bool(terminated)
+    return bool(terminated) and last_reward > 0
+
 
 class EvalResult(NamedTuple):
     returns: list[float]
     lengths: list[int]
+    successes: list[bool] | None = None
+    """Per episode, whether it reached the goal; None where the env has none."""
 
     @property
     def mean(self) -> float:
@@ -21,8 +71,10 @@ class EvalResult(NamedTuple):
 
     @property
     def success_rate(self) -> float:
-        """Share of episodes with a positive return (goal reached in sparse-reward tasks)."""
-        return float(np.mean([r > 0 for r in self.returns])) if self.returns else float("nan")
+        """Share of episodes that reached the goal; NaN where the env has no goal."""
+        if not self.successes:
+            return float("nan")
+        return float(np.mean(self.successes))
 
 
 def run_episodes(
@@ -33,12 +85,15 @@ def run_episodes(
     stop: Callable[[list[float]], bool] | None = None,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``env`` with ``controller`` (feeding it the rewards);
-    ``stop``: asked with the returns so far after each episode, True ends the play."""
-    returns, lengths = [], []
+    ``stop``: asked with the returns so far after each episode, True ends the play. Each
+    reset is seeded ``seed + i`` (None: fresh seeds)."""
+    rule = goal_rule(env.spec.id if env.spec is not None else None)
+    returns, lengths, successes = [], [], []
     for i in range(episodes):
         obs, info = env.reset(seed=None if seed is None else seed + i)
         controller.reset(env, obs, info)
         total, steps, done = 0.0, 0, False
+        reward, terminated = 0.0, False
         while not done:
             obs, reward, terminated, truncated, _ = env.step(controller.act(env, obs))
             controller.observe_reward(float(reward))
@@ -47,9 +102,11 @@ def run_episodes(
             done = terminated or truncated
         returns.append(total)
         lengths.append(steps)
+        if rule is not None:
+            successes.append(reached_goal(rule, terminated, float(reward)))
         if stop is not None and stop(returns):
             break
-    return EvalResult(returns, lengths)
+    return EvalResult(returns, lengths, successes if rule is not None else None)
 
 
-__all__ = ["EvalResult", "run_episodes"]
+__all__ = ["GOALS", "EvalResult", "GoalRule", "goal_rule", "reached_goal", "run_episodes"]

@@ -243,11 +243,13 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
     for i, (ret, length) in enumerate(zip(result.returns, result.lengths)):
         print(f"episode {i}: return {ret:.2f}  length {length}")
     steps = agent.counters.get("env_steps", 0)
+    # success only where the env has a goal (agents.core.evaluate says which and how)
+    goal = "" if result.successes is None else (
+        f", {sum(result.successes)} of {len(result.successes)} reached the goal"
+    )  # fmt: skip
     print(
         f"{agent.path} ({agent.algo}, {agent.env_id}, {steps} env steps): "
-        f"mean return {result.mean:.2f} over {cfg.episodes} episodes, "
-        # a sparse-reward task (MiniGrid) pays only at the goal: this is its success count
-        f"{sum(r > 0 for r in result.returns)} with a positive return"
+        f"mean return {result.mean:.2f} over {cfg.episodes} episodes{goal}"
     )
     return 0
 
@@ -255,55 +257,36 @@ def cmd_evaluate(args: argparse.Namespace) -> int:
 @dataclass
 class WatchConfig:
     """Show a checkpoint's agent playing in the window (T: take over from it and hand back),
-    or record it headless. The window counts down before the first episode and stays on the
+    or play it headless. The window counts down before the first episode and stays on the
     last one until Esc, Enter, Space or closing it; each episode's return, length and who
     drove are printed. Quitting mid-episode asks only when you drove in it."""
 
     checkpoint: Path = field(metadata={"positional": True})
     """A checkpoint file (.pt) or a run folder."""
+    # --- run -------------------------------------------------------------------------------
     episodes: int = 3
     """Episodes to play."""
     record: Path | None = None
     """Record the agent's episodes into RECORD/<env id> through the recording wrapper."""
     headless: bool = False
-    """No window: play and record (needs --record) without a display."""
+    """No window: play the episodes without a display and print their returns (recorded
+    too with --record)."""
+    # --- window ----------------------------------------------------------------------------
     fps: float | None = None
     """Window frame rate (none: the env's own)."""
+    # --- run -------------------------------------------------------------------------------
     epsilon: float = 0.0
     """Exploration epsilon (0 = greedy)."""
     seed: int | None = None
     """First reset seed (none: fresh seeds)."""
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """Torch device."""
+    # --- window ----------------------------------------------------------------------------
     player: str = ""
     """Who takes over with T: stored as the episodes' player and their steps' actor
     person:PLAYER (default: your login name)."""
     keymap: Path | None = None
     """A key map JSON file for taking over (default: the env's own, else a bundled one)."""
-
-
-def watch_headless(cfg: WatchConfig) -> list[Path]:
-    """Play ``cfg.episodes`` episodes recording them through RecordEpisodes; the files."""
-    if cfg.record is None:
-        raise CommandError("--headless: expected --record DIR to write the episodes to, got none")
-    from demostudio.episode import RecordEpisodes, env_folder_name
-
-    agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
-    env = agent.make_env(render_mode="rgb_array")
-    rec = RecordEpisodes(
-        env, cfg.record / env_folder_name(agent.env_id), controller=agent.controller.name
-    )
-    try:
-        for i in range(cfg.episodes):
-            obs, info = rec.reset(seed=None if cfg.seed is None else cfg.seed + i)
-            agent.controller.reset(rec, obs, info)
-            done = False
-            while not done:
-                obs, _, terminated, truncated, _ = rec.step(agent.controller.act(rec, obs))
-                done = terminated or truncated
-    finally:
-        rec.close()
-    return list(rec.saved)
 
 
 def cmd_watch(args: argparse.Namespace) -> int:
@@ -315,22 +298,31 @@ def cmd_watch(args: argparse.Namespace) -> int:
         raise CommandError(f"--fps: expected a number > 0, got {cfg.fps}")
     _check_epsilon(cfg.epsilon)
     if cfg.headless:
-        from demostudio.episode import read_summary
+        from agents.watching import watch_headless
 
-        for path in watch_headless(cfg):
-            s = read_summary(path)
-            print(f"{path}  length {s.length}  return {s.total_return:.2f}")
+        agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
+        watched = watch_headless(agent, cfg.episodes, cfg.seed, cfg.record)
+        for i, e in enumerate(watched):
+            goal = {None: "", True: "  reached the goal", False: "  goal not reached"}
+            where = "" if e.path is None else f"  {e.path}"
+            print(f"episode {i}: return {e.episode_return:.2f}  length {e.length}"
+                  f"{goal[e.reached_goal]}{where}")  # fmt: skip
+        mean = sum(e.episode_return for e in watched) / len(watched)
+        kept = "not recorded: --record DIR saves them" if cfg.record is None else (
+            f"saved in {cfg.record / _env_folder(agent.env_id)}"
+        )  # fmt: skip
+        print(f"{len(watched)} episode(s) watched, mean return {mean:.2f} ({kept})")
         return 0
     try:
         from demostudio.play import KeyMapError, build_controller_session
     except ImportError:
         raise CommandError(
             "watch: the play window (demostudio.play.build_controller_session) is not "
-            "available; use --headless --record DIR"
+            "available; use --headless"
         ) from None
     from demostudio.ui.display import require_display, shows_windows
 
-    require_display("`watch --headless --record DIR` records the agent's episodes")
+    require_display("`watch --headless` plays the agent's episodes without one")
     agent = _restore(cfg.checkpoint, cfg.device, cfg.epsilon, cfg.seed or 0)
     out_dir = None if cfg.record is None else cfg.record / _env_folder(agent.env_id)
     try:
@@ -433,7 +425,7 @@ def register(subparsers: argparse._SubParsersAction) -> None:
 
     p = subparsers.add_parser(
         "watch",
-        help="show a checkpoint's agent playing (or record it)",
+        help="show a checkpoint's agent playing, in a window or headless",
         description=" ".join((WatchConfig.__doc__ or "").split()),
     )
     add_dataclass_arguments(p, WatchConfig)

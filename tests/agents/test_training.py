@@ -219,7 +219,7 @@ def test_cli_train_evaluate_watch_plot(tmp_path, cartpole_demos, capsys):
     assert "--demos: expected at least one" in err
     assert "[env_id]" in err and "expected demos of 'MountainCar-v0'" in err
     assert main(["evaluate", str(tmp_path / "nothing")]) == 2
-    assert main(["watch", str(run), "--headless"]) == 2
+    assert main(["watch", str(run), "--headless", "--epsilon", "2"]) == 2
     assert main(["train", "nope"]) == 2
 
 
