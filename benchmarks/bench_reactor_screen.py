@@ -1,7 +1,10 @@
 """Screen a Reactor CartPole setting against the strict criterion; prints one JSON object.
 
   python benchmarks/bench_reactor_screen.py [--seeds 0 1 ... 11] [--budget 40000]
-      [--jobs 2] [--all] [--set FIELD=JSON ...] [--work DIR] [--read]
+      [--jobs 2] [--all] [--set FIELD=VALUE ...] [--work DIR] [--read]
+
+A --set VALUE is JSON (``batch_size=64``, ``v_min=-10``, ``learning_rate_final=null``), or
+plain text for a field that takes text (``mirror=env``, ``env=Acrobot-v1``).
 
 The criterion of issue 13 is "every evaluation after the first mean >= 475 stays >= 475 to
 the end of the budget, on every seed". A setting that dips on one seed has failed it, so
@@ -63,6 +66,47 @@ def read_rows(work: Path, kind: str) -> list[dict]:
 def read_curve(work: Path) -> Curve:
     """The evaluations written so far by the run under ``work``."""
     return [(int(r["env_steps"]), float(r["eval_return"])) for r in read_rows(work, "eval")]
+
+
+def json_sets(p: argparse.ArgumentParser, items: list[str]) -> list[str]:
+    """``FIELD=VALUE`` items with every VALUE as JSON, as ``bench_reactor.py --set`` reads
+    them: a value that is not JSON is a string (``mirror=env`` is ``mirror="env"``) where the
+    field takes text; for any other field it ends the run with one line."""
+    from typing import Literal, get_args, get_origin, get_type_hints
+
+    from agents.registry import get_algorithm
+
+    hints = get_type_hints(get_algorithm("reactor").config_cls)
+
+    def takes_text(tp) -> bool:
+        if tp is str:
+            return True
+        if get_origin(tp) is Literal:
+            return all(isinstance(a, str) for a in get_args(tp))
+        return any(takes_text(a) for a in get_args(tp))  # str | None
+
+    def choices(tp) -> tuple:
+        if get_origin(tp) is Literal:
+            return get_args(tp)
+        return next((c for a in get_args(tp) if (c := choices(a))), ())
+
+    out = []
+    for kv in items:
+        field, eq, value = kv.partition("=")
+        if not (eq and field in hints):
+            out.append(kv)  # parse_overrides names what is wrong with it
+            continue
+        try:
+            given = json.loads(value)
+        except json.JSONDecodeError:
+            if not takes_text(hints[field]):
+                p.error(f"--set {kv}: expected FIELD=JSON ({field} takes no text), got {value!r}")
+            given = value
+        allowed = choices(hints[field])
+        if allowed and given not in allowed and given is not None:
+            p.error(f"--set {kv}: expected one of {', '.join(map(str, allowed))}, got {given!r}")
+        out.append(f"{field}={json.dumps(given)}")
+    return out
 
 
 def bench_command(budget: int, sets: list[str]):
@@ -195,8 +239,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--budget", type=int, default=40_000, help="env steps per run")
     p.add_argument("--jobs", type=int, default=2, help="runs side by side")
     p.add_argument("--all", action="store_true", help="run every seed, even after a dip")
-    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=JSON",
-                   help="config overrides for every run, as bench_reactor.py's")  # fmt: skip
+    p.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                   help="config overrides for every run, as bench_reactor.py's (VALUE: JSON, "
+                        "or plain text for a field that takes text: mirror=env)")  # fmt: skip
     p.add_argument("--work", default="/tmp/demostudio-bench-reactor-screen")
     p.add_argument("--read", action="store_true",
                    help="run nothing: report the runs already in --work")  # fmt: skip
@@ -206,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     sys.path.insert(0, str(ROOT / "benchmarks"))
     from bench_reactor import parse_overrides
 
+    args.set = json_sets(p, args.set)
     parse_overrides(p, args.set)  # the runs' own check, before any run starts
     if args.read:
         result = reread(args.seeds, Path(args.work), args.budget)

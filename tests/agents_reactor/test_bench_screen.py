@@ -94,3 +94,22 @@ def test_the_real_benchmark_command_runs_a_seed(benchmark_script, tmp_path):
     assert run["status"] == "never", run  # 300 env steps are far from 475
     assert [s // 150 for s, _ in run["curve"]] == [1, 2]  # an evaluation every 150 steps
     assert out["verdict"] == "never on seed 3"
+
+
+def test_a_plain_text_value_is_a_string(benchmark_script, capsys):
+    """``--set mirror=env`` as the README writes it: a value that is not JSON is a string,
+    for a field that takes text; the runs get it as JSON."""
+    mod = benchmark_script("bench_reactor_screen")
+    p = mod.argparse.ArgumentParser()
+    sets = ["mirror=env", "batch_size=64", 'env="CartPole-v1"', "learning_rate_final=null"]
+    assert mod.json_sets(p, sets) == [
+        'mirror="env"',
+        "batch_size=64",
+        'env="CartPole-v1"',
+        "learning_rate_final=null",
+    ]
+    out = mod.main(["--set", "mirror=env", "--read", "--seeds", "0", "--work", "/nonexistent"])
+    assert out == 0 and '"mirror=\\"env\\""' in capsys.readouterr().out
+    with pytest.raises(SystemExit):
+        mod.main(["--set", "mirror=sideways", "--read"])  # text, but not one of its choices
+    assert "mirror" in capsys.readouterr().err.strip().splitlines()[-1]
