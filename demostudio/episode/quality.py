@@ -5,15 +5,26 @@ Per episode: length, return, the idle runs at the start and the end (as
 acted (the person's share of the steps and the number of take-overs), a digest of what was
 played and, when asked, verification by re-simulation.
 
-Across a folder, per env id (trimmed pieces left out): outliers of return and length by the
+Across a folder, per env id (trimmed pieces and episodes a person ended early left out):
+outliers of return and length by the
 robust z-score ``0.6745 * (x - median) / MAD`` (|z| > :data:`OUTLIER_Z`, Iglewicz and
 Hoaglin; when the MAD is 0 the mean absolute deviation times 1.2533 stands in), at least
 :data:`MIN_GAP` of the median away, with at least :data:`MIN_FOR_OUTLIERS` episodes; and
 identical duplicates (same env, seed, reset options and actions, hence the same episode):
 every copy after the first is flagged.
 
-Each flag comes with a command that deals with it (``demostudio tag FILE --add bad``,
-``demostudio trim FILE --idle``)."""
+Each flag comes with the command a person would run next, as in the window:
+
+* idle at the start or the end: ``demostudio trim FILE --idle`` cuts it off; an episode idle
+  for nearly all its steps (trimming would keep under :data:`MOSTLY_IDLE_KEEP` of it, or
+  fewer than :data:`IDLE_FLAG_STEPS` steps) has nothing to keep: ``tag --add bad``;
+* ended early with End (or by closing the window) before the env ended it: its return and
+  length say when the person stopped, not how well they played, so it is left out of the
+  outliers and flagged ``ended-early`` with ``demostudio replay FILE`` to look whether it is
+  worth keeping;
+* a return far below the others, far fewer steps, a duplicate or a diverging replay:
+  ``tag --add bad``; a return far above the others: ``verify`` (is it real?); far more
+  steps: ``trim --idle`` where it has idle ends, else ``replay`` to look."""
 
 from __future__ import annotations
 
@@ -47,12 +58,16 @@ IDLE_FLAG_STEPS = 10
 """An idle run is flagged when it is at least this many steps..."""
 IDLE_FLAG_SHARE = 0.05
 """...and at least this share of the episode."""
+MOSTLY_IDLE_KEEP = 0.1
+"""An episode whose non-idle steps are under this share of it is mostly idle: tagged bad,
+not trimmed."""
 
 
 class Flag(NamedTuple):
     kind: str
-    """``idle-start``, ``idle-end``, ``return-low``, ``return-high``, ``length-short``,
-    ``length-long``, ``duplicate``, ``diverges``, ``unreadable``."""
+    """``idle-start``, ``idle-end``, ``mostly-idle``, ``ended-early``, ``return-low``,
+    ``return-high``, ``length-short``, ``length-long``, ``duplicate``, ``diverges``,
+    ``unreadable``."""
     detail: str
     command: str
     """A ready-to-run command that deals with it ("" when there is nothing to run)."""
@@ -69,11 +84,14 @@ class EpisodeQuality:
     idle_end: int = 0
     """Idle steps that close it."""
     human_share: float = 0.0
-    """Share of the steps a person took (issue 15's who-acted)."""
+    """Share of the steps a person took."""
     takeovers: int = 0
     """Agent-to-person switches."""
     trimmed: bool = False
     """A piece of another episode (``demostudio trim``): left out of the outlier statistics."""
+    ended_early: bool = False
+    """A person ended it (End, or closing the window) before the env did: saved truncated
+    though its last step neither terminated nor truncated. Left out of the outliers."""
     actions: dict[str, int] | None = None
     """Discrete actions: how often each was taken (by name where the env names them)."""
     digest: str = ""
@@ -104,6 +122,7 @@ class EpisodeQuality:
             "human_share": round(self.human_share, 4),
             "takeovers": self.takeovers,
             "trimmed": self.trimmed,
+            "ended_early": self.ended_early,
             "actions": self.actions,
             "digest": self.digest,
             "verified": self.verified,
@@ -125,6 +144,15 @@ def person_steps(ep: EpisodeFile) -> np.ndarray:
 
 def _takeovers(person: np.ndarray) -> int:
     return int(np.count_nonzero(~person[:-1] & person[1:]))
+
+
+def ended_early(ep: EpisodeFile) -> bool:
+    """The episode was cut short by its player, not by the env (see EpisodeQuality)."""
+    s = ep.summary
+    if not s.truncated or s.terminated or s.length == 0:
+        return False
+    last = ep.scalars()
+    return not (bool(last.terminations[-1]) or bool(last.truncations[-1]))
 
 
 def _histogram(ep: EpisodeFile) -> dict[str, int] | None:
@@ -180,6 +208,7 @@ def episode_quality(path: str | os.PathLike, verify: bool = False) -> EpisodeQua
                 actions=_histogram(ep),
                 digest=_digest(ep),
                 trimmed="trim" in s.attrs,
+                ended_early=ended_early(ep),
             )
     except (EpisodeError, OSError, ValueError, KeyError) as exc:
         return EpisodeQuality(path=path, error=str(exc))
@@ -217,17 +246,35 @@ def _command(*words: str) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
+def _idle_flags(q: EpisodeQuality, trim_idle: str, tag_bad: str) -> list[Flag]:
+    runs = [
+        (kind, steps)
+        for kind, steps in (("idle-start", q.idle_start), ("idle-end", q.idle_end))
+        if steps >= IDLE_FLAG_STEPS and steps >= IDLE_FLAG_SHARE * q.length
+    ]
+    if not runs:
+        return []
+    idle = q.idle_start + q.idle_end
+    kept = q.length - idle
+    if kept < max(IDLE_FLAG_STEPS, MOSTLY_IDLE_KEEP * q.length):  # trimming keeps nothing
+        detail = f"{idle} of {q.length} steps idle: {kept} left to learn from"
+        return [Flag("mostly-idle", detail, tag_bad)]
+    where = {"idle-start": "opens", "idle-end": "closes"}
+    return [Flag(kind, f"{steps} idle steps {where[kind]} it", trim_idle) for kind, steps in runs]
+
+
 def _flags(q: EpisodeQuality, z_return: float, z_length: float, first: Path | None) -> list[Flag]:
     f = str(q.path)
     tag_bad = _command("demostudio", "tag", f, "--add", "bad")
     trim_idle = _command("demostudio", "trim", f, "--idle")
-    out = []
+    replay = _command("demostudio", "replay", f)
     if q.error is not None:
         return [Flag("unreadable", q.error, "")]
-    for kind, steps in (("idle-start", q.idle_start), ("idle-end", q.idle_end)):
-        if steps >= IDLE_FLAG_STEPS and steps >= IDLE_FLAG_SHARE * q.length:
-            where = "opens" if kind == "idle-start" else "closes"
-            out.append(Flag(kind, f"{steps} idle steps {where} it", trim_idle))
+    out = _idle_flags(q, trim_idle, tag_bad)
+    if q.ended_early:
+        detail = (f"its player ended it at step {q.length} (End, or closing the window) before "
+                  "the env did: left out of the return and length outliers")  # fmt: skip
+        out.append(Flag("ended-early", detail, replay))
     if z_return < -OUTLIER_Z:
         out.append(Flag("return-low", f"return {q.total_return:.4g} far below the others", tag_bad))
     elif z_return > OUTLIER_Z:
@@ -236,7 +283,9 @@ def _flags(q: EpisodeQuality, z_return: float, z_length: float, first: Path | No
     if z_length < -OUTLIER_Z:
         out.append(Flag("length-short", f"{q.length} steps, far fewer than the others", tag_bad))
     elif z_length > OUTLIER_Z:
-        out.append(Flag("length-long", f"{q.length} steps, far more than the others", trim_idle))
+        has_idle = max(q.idle_start, q.idle_end) >= IDLE_FLAG_STEPS
+        detail = f"{q.length} steps, far more than the others"
+        out.append(Flag("length-long", detail, trim_idle if has_idle else replay))
     if first is not None:
         out.append(Flag("duplicate", f"the same episode as {first.name}", tag_bad))
     if q.verified is False:
@@ -251,7 +300,7 @@ def flag_episodes(items: Iterable[EpisodeQuality]) -> list[EpisodeQuality]:
     z_length = [0.0] * len(items)
     by_env: dict[str, list[int]] = defaultdict(list)
     for i, q in enumerate(items):
-        if q.error is None and not q.trimmed:
+        if q.error is None and not q.trimmed and not q.ended_early:
             by_env[q.env_id].append(i)
     for members in by_env.values():
         if len(members) < MIN_FOR_OUTLIERS:

@@ -142,3 +142,41 @@ def test_a_file_that_would_crash_quality_is_its_own_line_and_exit_1(folder, caps
     assert main(["quality", str(folder), "--json"]) == 1
     errors = [q["error"] for q in json.loads(capsys.readouterr().out)["episodes"] if q["error"]]
     assert len(errors) == 2
+
+
+def test_an_episode_idle_nearly_throughout_is_tagged_bad_not_trimmed(folder):
+    path = sorted(folder.glob("*.h5"))[2]
+    n = read_summary(path).length
+    with h5py.File(path, "r+") as f:  # a person who held nothing but on the last step
+        f["keys"][:] = np.array(["[]"] * (n - 1) + ['["right"]'], dtype=object)
+        f.attrs["controller"] = json.dumps("keyboard")
+        del f["actors"], f.attrs["actor_names"]
+        f.attrs["schema_version"] = json.dumps(1)
+    (flag,) = _by_name(assess(folder))[path.name].flags
+    assert flag.kind == "mostly-idle" and f"{n - 1} of {n} steps idle: 1 left" in flag.detail
+    assert flag.command == f"demostudio tag {shlex.quote(str(path))} --add bad"
+
+
+def test_an_episode_ended_with_end_is_no_return_outlier(folder):
+    """End in the window saves the episode truncated before the env ended it: MountainCar's
+    return is then far above the others (fewer -1 steps), which says when the person stopped,
+    not that the file is suspect."""
+    import gymnasium as gym
+
+    from demostudio.episode import RecordEpisodes
+
+    rec = RecordEpisodes(gym.make("MountainCar-v0"), folder, controller="policy:script",
+                         record_frames=False)  # fmt: skip
+    rec.reset(seed=3)
+    for _ in range(12):
+        rec.step(2)
+    (path,) = [rec.end_episode(keep=True)]
+    rec.close()
+    items = _by_name(assess(folder))
+    q = items[path.name]
+    assert q.ended_early and read_summary(path).total_return == -12.0
+    (flag,) = q.flags
+    assert flag.kind == "ended-early" and "at step 12" in flag.detail
+    assert flag.command == f"demostudio replay {shlex.quote(str(path))}"
+    assert all(items[p.name].flags == () for p in folder.glob("*.h5") if p != path)
+    assert not any(q.ended_early for name, q in items.items() if name != path.name)
