@@ -131,3 +131,28 @@ def test_a_check_that_finds_no_episodes_does_not_pass(tmp_path, capsys, command)
     empty.mkdir()
     assert main([command, str(empty)]) == 1
     assert capsys.readouterr().err.strip() == f"no episodes under {empty}"
+
+
+def test_ls_fits_the_terminal(recorded, capsys, monkeypatch):
+    """COLUMNS=80: the least useful columns go, the path keeps its file name; a bad file's
+    reason, cut from its row, is printed in full under the table. Piped (no COLUMNS, not a
+    terminal) every column stays, for scripts."""
+    folder = recorded[0].parent
+    (folder / "broken.h5").write_bytes(b"not hdf5")
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["ls", str(folder)]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    table = lines[: lines.index("")]
+    assert all(len(line) <= 80 for line in table), table
+    header = table[0].split()
+    assert header[:4] == ["file", "env", "length", "return"] and "takeovers" not in header
+    for path in recorded:
+        assert any(row.split()[0].endswith(path.name) for row in table[2:])
+    assert any("BAD FILE" in row for row in table)
+    assert any(line.startswith(f"{folder / 'broken.h5'}: ") for line in lines)
+
+    monkeypatch.delenv("COLUMNS")
+    assert main(["ls", str(folder)]) == 0
+    header = capsys.readouterr().out.splitlines()[0].split()
+    assert header == ["file", "env", "controller", "player", "length", "return", "human",
+                      "takeovers", "end", "recorded", "size", "tags"]  # fmt: skip
