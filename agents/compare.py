@@ -22,7 +22,13 @@ from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 
-from agents.core.plotting import demo_returns, draw_demo_band, fmt_return
+from agents.core.plotting import (
+    demo_returns,
+    draw_demo_band,
+    fmt_return,
+    legend_below,
+    line_style,
+)
 from demostudio.episode import EpisodeError, env_folder_name, find_episodes, read_summary
 from demostudio.episode.jsonfile import read_json_lines
 
@@ -576,7 +582,7 @@ def plot_comparison(
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    fig, ax = plt.subplots(figsize=(10.5, 4.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(10.5, 6), dpi=100, layout="constrained")
     grid = np.linspace(0, cfg.budget, 41)
     colors = plt.rcParams["axes.prop_cycle"].by_key()["color"]
     for i, algo in enumerate(cfg.algos):
@@ -603,6 +609,7 @@ def plot_comparison(
             np.nanmean(arr, 0),
             color=color,
             label=f"{algo} ({len(rows)} seed{'' if len(rows) == 1 else 's'})",
+            **line_style(i, len(cfg.algos), len(g)),  # equal curves (ppo, rnd-ppo) both show
         )
         if len(rows) > 1:
             ax.fill_between(g, np.nanmin(arr, 0), np.nanmax(arr, 0), color=color, alpha=0.15)
@@ -616,10 +623,9 @@ def plot_comparison(
     ax.set_ylabel("evaluation return")
     ax.set_title(f"{cfg.env}, {_episodes(len(demos.paths))}")
     ax.grid(alpha=0.3)
-    # beside the axes: with every algorithm, the demos and the references there is no
-    # corner of the plot a legend of a dozen lines would leave free
-    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0.0)
-    fig.tight_layout()
+    # under the axes: with every algorithm, the demos and the references no corner of the
+    # plot is free for a dozen entries, and beside it they take half the width
+    legend_below(fig, ax)
     path = cfg.out / CURVES_FILE
     fig.savefig(path)
     plt.close(fig)

@@ -7,7 +7,7 @@ import math
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 import numpy as np
 
@@ -72,6 +72,35 @@ def draw_demo_band(ax, groups: Sequence[DemoReturns], colors: Sequence[str]) -> 
         ax.axhline(g.mean, color=color, ls="--", lw=1.2, label=g.label)
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+DASHES = ((), (6, 2), (3, 1.5, 1, 1.5), (1.5, 1.5))
+"""Dash patterns (on, off, ... in line widths): solid, dashed, dash-dot, dotted."""
+
+
+def line_style(i: int, n: int, points: int) -> dict[str, Any]:
+    """``Axes.plot`` keywords for the ``i``-th of ``n`` lines on one axes, so that lines of
+    equal values stay told apart: each has its own marker, placed at points staggered from
+    the others' (about 8 per line over ``points`` points), its dash pattern lets the lines
+    drawn before it show through its gaps, and the width falls from the first line drawn to
+    the last, so a line drawn over an equal one leaves its edges showing."""
+    every = max(1, points // 8)
+    start = (i * max(1, every // max(n, 1))) % every
+    width = 1.2 + 1.8 * (n - 1 - i) / max(n - 1, 1)
+    dashes = DASHES[(i // len(MARKERS) + i) % len(DASHES)]
+    return {"marker": MARKERS[i % len(MARKERS)], "markevery": (start, every), "lw": width,
+            "ms": 4.5, "dashes": dashes}  # fmt: skip
+
+
+def legend_below(fig, ax, columns: int = 3) -> None:
+    """The legend under the axes, in up to ``columns`` columns: the plot keeps the figure's
+    width however many lines and levels it holds (``fig`` made with ``layout="constrained"``,
+    which makes the room)."""
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="outside lower center", fontsize=8, frameon=False,
+                   ncols=max(1, min(columns, len(labels))))  # fmt: skip
+
+
 def plot_runs(
     run_dirs: Sequence[Path],
     out: Path,
@@ -98,9 +127,10 @@ def plot_runs(
     import matplotlib.pyplot as plt
 
     kind = METRICS[metric]
-    fig, ax = plt.subplots(figsize=(8, 4.5), dpi=100)
+    fig, ax = plt.subplots(figsize=(8, 5), dpi=100, layout="constrained")
     drawn = 0
-    for run in map(Path, run_dirs):
+    runs = list(map(Path, run_dirs))
+    for run in runs:
         points = []  # (env steps, value): what is plotted, not the whole rows
         stop = None  # the last interrupted or failed row, when no resume row followed it
         for r in iter_metrics(run):
@@ -125,7 +155,7 @@ def plot_runs(
             [p[0] for p in points],
             [p[1] for p in points],
             label=label,
-            marker="." if kind == "eval" else None,
+            **line_style(drawn, len(runs), len(points)),
         )
         drawn += 1
     if drawn == 0:
@@ -140,8 +170,7 @@ def plot_runs(
     ax.set_ylabel(metric.replace("_", " "))
     ax.set_title(title or f"{metric.replace('_', ' ')} vs env steps")
     ax.grid(alpha=0.3)
-    ax.legend(loc="best", fontsize=8)
-    fig.tight_layout()
+    legend_below(fig, ax, columns=2)
     if out.is_dir():
         plt.close(fig)
         raise ValueError(f"--out {out}: expected a PNG file path, got a folder")
@@ -163,4 +192,14 @@ def _is_number(value: object) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-__all__ = ["RETURN_METRICS", "DemoReturns", "demo_returns", "draw_demo_band", "plot_runs"]
+__all__ = [
+    "DASHES",
+    "MARKERS",
+    "RETURN_METRICS",
+    "DemoReturns",
+    "demo_returns",
+    "draw_demo_band",
+    "legend_below",
+    "line_style",
+    "plot_runs",
+]
