@@ -9,8 +9,10 @@ from demostudio.launcher.state import Focus, LauncherState, Layout
 from demostudio.ui import theme
 from demostudio.ui.text import fill_lines
 
-WIDTH, HEIGHT = 820, 600
-ROW_H = 34
+WIDTH, HEIGHT = 820, 660
+ROW_H = 38
+"""A game's row: its title, and under it the env id in a size that reads at a glance."""
+ID_SIZE = 12
 LIST_W = 430
 TOP = 78
 PAD = 20
@@ -101,15 +103,16 @@ def draw(
                 pygame.draw.rect(surface, theme.ACCENT, rect, width=1, border_radius=4)
         elif i % 2:
             pygame.draw.rect(surface, theme.PANEL, rect, border_radius=4)
-        theme.draw_text(surface, game.title, (rect.left + 10, rect.top + 3), 15, theme.TEXT)
+        theme.draw_text(surface, game.title, (rect.left + 10, rect.top + 2), 15, theme.TEXT)
         theme.draw_text(
-            surface, game.env_id, (rect.left + 10, rect.top + 20), 10, theme.TEXT_DIM, mono=True
-        )
+            surface, game.env_id, (rect.left + 10, rect.top + 20), ID_SIZE, theme.TEXT_DIM,
+            mono=True,
+        )  # fmt: skip
         theme.draw_text(
             surface,
             game.family,
             (rect.left + 270, rect.centery),
-            11,
+            12,
             theme.TEXT_DIM,
             anchor="midleft",
         )

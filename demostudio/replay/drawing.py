@@ -14,6 +14,8 @@ from .dialogs import draw_dialog
 from .framecache import fit_size
 from .listpanel import verify_mark
 from .overlay import describe_frame, format_time, format_value, quality_lines, render_overlay
+from .timeline import LEGEND, draw_mark
+from .verify_process import VerifyProcess
 
 if TYPE_CHECKING:
     from .viewer import Viewer
@@ -33,6 +35,7 @@ def draw_viewer(v: Viewer) -> None:
             (v.playback.mark_in, v.playback.mark_out),
             v.divergence_frame(),
             v.state.hover_x,
+            v.verify_progress(),
         )
     else:
         pygame.draw.rect(screen, theme.PANEL, v.layout.timeline)
@@ -128,7 +131,8 @@ def _draw_status(v: Viewer) -> None:
         theme.draw_text(screen, text, (rect.x + 10, y), 13, mono=True, anchor="midleft")
     right = rect.right - 10
     for job in v.jobs:
-        label = f"{job.label} {job.fraction:4.0%}"
+        starting = isinstance(job, VerifyProcess) and not job.total
+        label = f"{job.label} starting" if starting else f"{job.label} {job.fraction:4.0%}"
         r = theme.draw_text(
             screen, label, (right, y), 13, theme.ACCENT, mono=True, anchor="midright"
         )
@@ -147,9 +151,11 @@ def _draw_status(v: Viewer) -> None:
 def _draw_help(screen: pygame.Surface) -> None:
     lines = help_lines()
     half = (len(lines) + 1) // 2
+    legend_rows = (len(LEGEND) + 1) // 2
     width = min(900, screen.get_width() - 40)
-    rect = pygame.Rect(0, 0, width, 70 + half * 20)
+    rect = pygame.Rect(0, 0, width, 70 + half * 20 + 34 + legend_rows * 20)
     rect.center = screen.get_rect().center
+    rect.top = max(rect.top, 4)
     panel = pygame.Surface(rect.size, pygame.SRCALPHA)
     panel.fill((*theme.PANEL, 235))
     screen.blit(panel, rect)
@@ -161,6 +167,13 @@ def _draw_help(screen: pygame.Surface) -> None:
         y = rect.y + 36 + (n % half) * 20
         theme.draw_text(screen, keys, (x, y), 13, theme.ACCENT, mono=True)
         theme.draw_text(screen, what, (x + 130, y), 13)
+    top = rect.y + 36 + half * 20 + 10
+    theme.draw_text(screen, "Timeline", (rect.x + 14, top), 15, bold=True)
+    for n, item in enumerate(LEGEND):
+        x = rect.x + 14 + (n // legend_rows) * col_width
+        y = top + 26 + (n % legend_rows) * 20
+        draw_mark(screen, item, pygame.Rect(x, y, 36, 16))
+        theme.draw_text(screen, item.text, (x + 48, y), 13)
     theme.draw_text(
         screen,
         "mouse: click / drag the timeline to seek, click a list row to open it, wheel to scroll",

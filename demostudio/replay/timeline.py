@@ -1,16 +1,19 @@
 """The timeline bar: click or drag to seek; reward and end markers, the return over time,
-the stretches a person played, the in/out range, the verification divergence and the
-playhead.
+the stretches a person played, the in/out range, the verification divergence and progress,
+and the playhead. :data:`LEGEND` says what each mark means (the help screen shows it).
 
 Layout of the widget's rect (top to bottom)::
 
     |  return plot (line from min to max return)              # person |
     |  ' '  '   '' reward ticks (green > 0, red < 0)                   | end marker
     |=====#####=[ in ........ out ]====|playhead|====#####=============|
+    |~~~~~~~~~~~~~~ steps verified so far (while V runs)               |
                 ##### the person's stretches (take-overs), in PERSON
 """
 
 from __future__ import annotations
+
+from typing import Literal, NamedTuple
 
 import numpy as np
 import pygame
@@ -24,6 +27,67 @@ PERSON = (190, 110, 250)
 BAR_HEIGHT = 16
 TICK_HEIGHT = 10
 PAD = 8
+CHECKED_HEIGHT = 4
+"""The strip along the bar's bottom edge that grows as verification checks the steps."""
+
+
+class LegendItem(NamedTuple):
+    mark: Literal["line", "tick", "block", "range", "end", "divergence", "checked"]
+    color: tuple[int, int, int]
+    text: str
+
+
+LEGEND: tuple[LegendItem, ...] = (
+    LegendItem("line", theme.ACCENT, "the return so far, from its lowest to its highest"),
+    LegendItem("tick", theme.GOOD, "a step with a positive reward"),
+    LegendItem("tick", theme.BAD, "a step with a negative reward (MountainCar: every step)"),
+    LegendItem("block", PERSON, "steps a person played (taking over from an agent)"),
+    LegendItem("range", theme.WARN, "the marked range (I and O)"),
+    LegendItem("end", theme.BAD, "the end: terminated (the env ended it)"),
+    LegendItem("end", theme.WARN, "the end: truncated (time limit, or End in the game)"),
+    LegendItem("divergence", theme.BAD, "where verification diverged (J jumps there)"),
+    LegendItem("checked", theme.ACCENT, "steps verified so far, while V runs"),
+)
+"""What the timeline's marks mean, drawn as the timeline draws them (:func:`draw_mark`)."""
+
+
+def draw_mark(surface: pygame.Surface, item: LegendItem, rect: pygame.Rect) -> None:
+    """``item``'s mark in ``rect`` (a swatch for the legend), as the timeline draws it."""
+    mid = rect.centery
+    if item.mark == "line":
+        points = [(rect.left, rect.bottom - 2), (rect.centerx, mid), (rect.right, rect.top + 2)]
+        pygame.draw.lines(surface, item.color, False, points, 2)
+    elif item.mark == "tick":
+        for x in range(rect.left + 2, rect.right, 5):
+            pygame.draw.line(surface, item.color, (x, rect.top + 2), (x, rect.bottom - 2), 1)
+    elif item.mark in ("block", "range"):
+        bar = pygame.Rect(rect.left, mid - 5, rect.width, 10)
+        pygame.draw.rect(surface, theme.PANEL_LIGHT, bar)
+        pygame.draw.rect(surface, item.color, bar.inflate(-rect.width // 2, 0))
+    elif item.mark == "end":
+        pygame.draw.line(
+            surface, item.color, (rect.centerx, rect.top), (rect.centerx, rect.bottom), 3
+        )
+    elif item.mark == "divergence":
+        x = rect.centerx
+        pygame.draw.line(surface, item.color, (x, rect.top), (x, rect.bottom - 4), 2)
+        pygame.draw.polygon(surface, item.color, [(x - 5, rect.bottom), (x + 5, rect.bottom),
+                                                  (x, rect.bottom - 7)])  # fmt: skip
+    else:  # checked
+        bar = pygame.Rect(rect.left, mid - 5, rect.width, 10)
+        pygame.draw.rect(surface, theme.PANEL_LIGHT, bar)
+        done = pygame.Rect(
+            bar.left, bar.bottom - CHECKED_HEIGHT, bar.width * 2 // 3, CHECKED_HEIGHT
+        )
+        pygame.draw.rect(surface, item.color, done)
+
+
+def checked_label(done: int, total: int) -> str:
+    """What the timeline says while verification runs (``total`` 0: the verifier is still
+    making the env, before its first step)."""
+    if total <= 0:
+        return "verify: starting the env..."
+    return f"verifying: {done} / {total} steps"
 
 
 def plot_heights(values: np.ndarray) -> np.ndarray:
@@ -147,7 +211,10 @@ class Timeline:
         marks: tuple[int | None, int | None],
         divergence: int | None,
         hover_x: int | None = None,
+        checked: tuple[int, int] | None = None,
     ) -> None:
+        """``checked``: (steps verified, steps in all) while verification of this episode
+        runs (all 0 while its env starts), drawn as a strip that grows along the bar."""
         self.n_frames = ep.n_frames
         key = (self.rect.size, self.rect.topleft, id(ep), divergence)
         if self._background is None or key != self._key:
@@ -169,6 +236,16 @@ class Timeline:
                     pygame.draw.line(
                         surface, theme.WARN, (x, bar_y - 4), (x, bar_y + BAR_HEIGHT), 2
                     )
+        if checked is not None:
+            done, total = checked
+            x0 = self.x_of(0)
+            x1 = self.x_of(min(done, self.n_frames - 1)) if total > 0 else x0
+            strip = (x0, bar_y + BAR_HEIGHT - CHECKED_HEIGHT, max(1, x1 - x0), CHECKED_HEIGHT)
+            pygame.draw.rect(surface, theme.ACCENT, strip)
+            label = theme.font(11, mono=True).render(
+                checked_label(done, total), True, theme.ACCENT, theme.PANEL
+            )
+            surface.blit(label, label.get_rect(bottomright=(track.right, bar_y - TICK_HEIGHT - 3)))
         x = self.x_of(frame)
         pygame.draw.line(surface, theme.TEXT, (x, track.y + 2), (x, track.bottom - 2), 2)
         pygame.draw.circle(surface, theme.TEXT, (x, bar_y + BAR_HEIGHT // 2), 6)

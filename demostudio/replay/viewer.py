@@ -238,7 +238,7 @@ class Viewer:
             return
         path = entry.path
         self.jobs.append(VerifyProcess(path))
-        self.say("verifying by re-simulation...")
+        self.say("verifying by re-simulation (the timeline shows how far)...")
 
     def start_export(self, fmt: str) -> None:
         entry = self.catalog.current
@@ -309,6 +309,15 @@ class Viewer:
                 r = job.result
                 self.say(f"wrote {r.path} ({r.frames.count} frames)", theme.GOOD)
             self.dirty = True
+
+    def verify_progress(self) -> tuple[int, int] | None:
+        """(steps verified, steps in all) while the current episode is being verified (0, 0
+        until the verifier has made the env); None when it is not."""
+        entry = self.catalog.current
+        for job in self.jobs:
+            if isinstance(job, VerifyProcess) and entry is not None and job.path == entry.path:
+                return job.done, job.total
+        return None
 
     def divergence_frame(self) -> int | None:
         """The frame where the current episode's verification diverged (None if it did not

@@ -10,7 +10,7 @@ import pytest
 
 import demostudio.replay
 from demostudio.assets import SAMPLE_DEMOS
-from demostudio.launcher import Launcher
+from demostudio.launcher import Launcher, view
 from demostudio.launcher import window as launcher_window
 from demostudio.launcher.games import BUNDLED_GAMES, count_recordings
 from demostudio.launcher.state import Focus
@@ -219,7 +219,7 @@ def test_counts_and_a_real_game_started_from_the_launcher(tmp_path, monkeypatch)
     assert seen[0].env == "MountainCar-v0" and seen[0].player == "cy"
     assert launcher.counts["MountainCar-v0"] == 2 == count_recordings(tmp_path, "MountainCar-v0")
     assert "2 episode(s) saved" in launcher.state.status
-    assert launcher.surface.get_size() == (820, 600)
+    assert launcher.surface.get_size() == (view.WIDTH, view.HEIGHT)
 
 
 def test_launcher_screenshot(tmp_path):
@@ -254,7 +254,7 @@ def test_the_real_replay_viewer_opens_and_hands_the_window_back(tmp_path):
     pygame.time.set_timer(pygame.QUIT, 300, 1)  # closes the viewer once it is up
     assert pump(launcher)
     assert launcher.state.status == f"Closed the replay viewer on {tmp_path / 'MountainCar-v0'}"
-    assert launcher.surface.get_size() == (820, 600)
+    assert launcher.surface.get_size() == (view.WIDTH, view.HEIGHT)
 
 
 def test_remembers_player_and_last_game(tmp_path, games):
@@ -296,3 +296,20 @@ def test_your_recordings_folder_is_shown_and_kept(tmp_path, games):
     assert games[-1][1] == mine
     saved = load_settings()[0]
     assert saved.recordings == str(mine) and saved.player == "fay"  # playing keeps it
+
+
+def test_every_game_row_shows_its_env_id_readably(tmp_path):
+    """The env id under each title is 12 pt (10 pt read as specks), inside its row, clear
+    of the family column, and the whole list fits above the window's bottom lines."""
+    from demostudio.ui import theme
+
+    launcher = Launcher(tmp_path, player="ana")
+    lay = launcher.layout
+    font = theme.font(view.ID_SIZE, mono=True)
+    assert view.ID_SIZE >= 12
+    for game, row in zip(BUNDLED_GAMES, lay.rows):
+        width, height = font.size(game.env_id)
+        assert row.top + 20 + height <= row.bottom + 2, game.env_id
+        assert 10 + width < 270 - 8, game.env_id  # the family column starts at 270
+    assert lay.rows[-1].bottom < launcher.surface.get_height() - 50
+    launcher.draw()

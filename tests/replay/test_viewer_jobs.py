@@ -124,3 +124,56 @@ def test_verify_failure_is_reported_in_the_window(viewer_factory, episodes):
     wait_jobs(v)
     assert "verify failed" in v.message[0] and "NoSuchGame-v0" in v.message[0]
     assert episodes[2] not in v.verify_results
+
+
+def test_verify_shows_its_progress_on_the_timeline(viewer_factory, episodes, monkeypatch):
+    """V: the timeline says the verifier is starting, then draws a strip that grows with the
+    steps checked (and the status bar the same); nothing once the result is in."""
+    from demostudio.replay.timeline import Timeline, checked_label
+
+    seen = []
+    draw = Timeline.draw
+
+    def spy(self, *args, **kwargs):
+        seen.append(kwargs.get("checked", args[6] if len(args) > 6 else None))
+        return draw(self, *args, **kwargs)
+
+    monkeypatch.setattr(Timeline, "draw", spy)
+    v = first_episode(viewer_factory(episodes))
+    press(v, pygame.K_v)
+    v.draw()
+    assert seen[-1] == (0, 0) and checked_label(0, 0) == "verify: starting the env..."
+    while v.jobs and not v.jobs[0].finished:
+        v.update(0.01)
+        v.draw()
+    total = v.playback.last
+    progress = [c for c in seen if c is not None and c[1]]
+    assert progress and all(c[1] == total for c in progress)
+    assert [c[0] for c in progress] == sorted(c[0] for c in progress)  # only grows
+    assert checked_label(3, total) == f"verifying: 3 / {total} steps"
+    wait_jobs(v)
+    v.update(0.01)
+    v.draw()
+    assert seen[-1] is None and v.verify_results[episodes[0]].ok
+
+
+def test_help_explains_every_mark_of_the_timeline(viewer_factory, episodes, monkeypatch):
+    """H: under the keys, a legend draws each timeline mark (the red ticks: negative
+    rewards) with what it means, inside the window."""
+    from demostudio.replay import drawing
+    from demostudio.replay.timeline import LEGEND, PERSON
+    from demostudio.ui import theme
+
+    drawn = []
+    monkeypatch.setattr(drawing, "draw_mark", lambda s, item, rect: drawn.append((item, rect)))
+    v = first_episode(viewer_factory(episodes))
+    press(v, pygame.K_h)
+    v.draw()
+    assert [item for item, _ in drawn] == list(LEGEND)
+    screen = v.screen.get_rect()
+    assert all(screen.contains(rect) for _, rect in drawn)
+    said = {(item.mark, item.color): item.text for item in LEGEND}
+    assert "negative reward" in said[("tick", theme.BAD)]
+    assert "positive reward" in said[("tick", theme.GOOD)]
+    assert "person" in said[("block", PERSON)] and ("checked", theme.ACCENT) in said
+    assert {("end", theme.BAD), ("end", theme.WARN), ("divergence", theme.BAD)} <= set(said)
