@@ -5,7 +5,10 @@ Each field becomes ``--field-name`` (or a positional argument, with
 text is the field's docstring (a string literal right below it, as in Acme and CleanRL
 configs) or ``metadata={"help": ...}``. Booleans get ``--flag / --no-flag``; ``Literal``
 fields get choices; ``tuple[...]`` / ``list[...]`` fields take several values. Integer fields
-named in :data:`SEED_FIELDS` are seeds: :func:`seed_int` bounds them.
+named in :data:`SEED_FIELDS` are seeds: :func:`seed_int` bounds them. The comment headers the
+fields sit under (``# --- replay ---``) group them in the help (:data:`GROUP_HEADER`), the
+groups a user needs first at the top (:data:`GROUP_ORDER`). Every command's parser is a
+:class:`CommandParser`: a usage error is one line.
 """
 
 from __future__ import annotations
