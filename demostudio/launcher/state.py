@@ -2,9 +2,10 @@
 
 Keyboard: Up/Down pick a game, Tab moves between the game list and the text fields (env id,
 player, replay folder), typing edits the focused field, Enter plays, Ctrl+R opens the replay
-viewer on the folder, Esc quits. Ctrl+A selects a field's text (typing then replaces it,
-Backspace clears it), Ctrl+U clears it. Mouse: click a game (double-click plays), a field
-(its text is selected, as with Tab) or a button.
+viewer on the folder, Ctrl+T the Train panel of the game (:mod:`train_panel`), Esc quits.
+Ctrl+A selects a field's text (typing then replaces it, Backspace clears it), Ctrl+U clears it.
+Mouse: click a game (double-click plays), a field (its text is selected, as with Tab) or a
+button.
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ class Action(NamedTuple):
     """What the launcher window should do next."""
 
     kind: str
-    """``play``, ``replay`` or ``quit``."""
+    """``play``, ``replay``, ``train`` or ``quit``."""
     target: str = ""
-    """The env id to play or the folder to replay."""
+    """The env id to play or train on, or the folder to replay."""
 
 
 class Layout(NamedTuple):
@@ -49,6 +50,7 @@ class Layout(NamedTuple):
     folder_field: pygame.Rect
     play_button: pygame.Rect
     replay_button: pygame.Rect
+    train_button: pygame.Rect
 
 
 @dataclass
@@ -140,6 +142,13 @@ class LauncherState:
             return
         self.actions.append(Action("replay", folder))
 
+    def train(self) -> None:
+        env_id = self.env_text.strip()
+        if not env_id:
+            self.say("Type an env id or pick a game to train on", error=True)
+            return
+        self.actions.append(Action("train", env_id))
+
     def say(self, text: str, error: bool = False) -> None:
         self.status, self.status_error = text, error
 
@@ -157,6 +166,8 @@ def _key_down(state: LauncherState, event: pygame.event.Event) -> None:
         state.play()
     elif ctrl and name == "r":
         state.replay()
+    elif ctrl and name == "t":
+        state.train()
     elif name == "tab":
         step = -1 if getattr(event, "mod", 0) & pygame.KMOD_SHIFT else 1
         i = FOCUS_ORDER.index(state.focus)
@@ -195,6 +206,8 @@ def _click(state: LauncherState, pos: tuple[int, int], layout: Layout, now_ms: i
         state.play()
     elif layout.replay_button.collidepoint(pos):
         state.replay()
+    elif layout.train_button.collidepoint(pos):
+        state.train()
     elif layout.env_field.collidepoint(pos):
         state.focus_on(Focus.ENV)
     elif layout.player_field.collidepoint(pos):

@@ -1,5 +1,5 @@
 """Drawing the launcher: the game list with recording counts, the env / player / folder fields,
-the Play and Replay buttons and a status line."""
+the Play, Replay and Train buttons and a status line."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from demostudio.launcher.state import Focus, LauncherState, Layout
 from demostudio.ui import theme
 from demostudio.ui.text import fill_lines
 
-WIDTH, HEIGHT = 820, 660
+WIDTH, HEIGHT = 820, 680
 ROW_H = 38
 """A game's row: its title, and under it the env id in a size that reads at a glance."""
 ID_SIZE = 12
@@ -30,6 +30,7 @@ def layout(size: tuple[int, int], n_games: int) -> Layout:
         play_button=pygame.Rect(x, TOP + 146, fw, 44),
         folder_field=pygame.Rect(x, TOP + 250, fw, 30),
         replay_button=pygame.Rect(x, TOP + 292, fw, 36),
+        train_button=pygame.Rect(x, TOP + 342, fw, 40),
     )
 
 
@@ -75,9 +76,10 @@ def draw(
     counts: dict[str, int],
     lay: Layout,
     partials: dict[str, int] | None = None,
+    runs: dict[str, int] | None = None,
 ):
     """The launcher; ``counts``: finished recordings per env id, ``partials``: unfinished
-    ones (``.partial`` files, e.g. left by a crash)."""
+    ones (``.partial`` files, e.g. left by a crash), ``runs``: training runs per env id."""
     partials = partials or {}
     surface.fill(theme.BACKGROUND)
     theme.draw_text(surface, "DemoStudio", (PAD, 18), 28, theme.TEXT, bold=True)
@@ -171,10 +173,13 @@ def draw(
         selected=state.selected_all,
     )
     _button(surface, lay.replay_button, "Open replay viewer", theme.ACCENT, "Ctrl+R")
+    n_runs = (runs or {}).get(env_id, 0)
+    sub = f"Ctrl+T · {n_runs} run{'s' if n_runs != 1 else ''} of this game" if runs else "Ctrl+T"
+    _button(surface, lay.train_button, "Train an agent", theme.WARN, sub)
 
     hints = (
         "↑/↓ pick · Tab next field · Ctrl+A select, Ctrl+U clear · Enter play · "
-        "Ctrl+R replay · Esc quit"
+        "Ctrl+R replay · Ctrl+T train · Esc quit"
     )
     h = surface.get_height()
     label = "Your recordings: "
@@ -191,9 +196,10 @@ def draw(
     theme.draw_text(surface, hints, (PAD, h - 24), 12, theme.TEXT_DIM)
     if state.status:
         color = theme.BAD if state.status_error else theme.TEXT
-        y = lay.replay_button.bottom + 18
+        y = lay.train_button.bottom + 14
         width = surface.get_width() - lay.replay_button.left - PAD
-        for line in _wrap(state.status, width, 13):
+        room = max(1, (h - 52 - y) // 18)
+        for line in _wrap(state.status, width, 13)[:room]:
             theme.draw_text(surface, line, (lay.replay_button.left, y), 13, color)
             y += 18
 

@@ -1,5 +1,5 @@
 """The launcher window's loop: draw, handle events, start a game or the replay viewer and come
-back when it closes."""
+back when it closes, or show the Train panel of a game (:mod:`training`) until Esc."""
 
 from __future__ import annotations
 
@@ -9,16 +9,18 @@ from pathlib import Path
 import pygame
 
 from demostudio.assets import SAMPLE_DEMOS
-from demostudio.launcher import view
+from demostudio.launcher import run_view, train_panel, train_view, view
 from demostudio.launcher.games import (
     BUNDLED_GAMES,
     count_recordings,
     count_unfinished,
     recordings_folder,
 )
+from demostudio.launcher.runs import run_folders
 from demostudio.launcher.state import Action, Focus, LauncherState, process_event
+from demostudio.launcher.training import Trainer, default_roots
 from demostudio.play.icon import set_window_icon
-from demostudio.ui.display import keep_on_screen
+from demostudio.ui.display import fit_to_desktop, keep_on_screen
 from demostudio.ui.settings import load_settings, recordings_root, save_settings
 
 FPS = 30
@@ -69,6 +71,9 @@ class Launcher:
             self.state.say(warning, error=True)
         self.counts: dict[str, int] = {}
         self.partials: dict[str, int] = {}
+        self.runs: dict[str, int] = {}
+        self.train: Trainer | None = None
+        """The Train panel, while it is open."""
         self.surface = self._open()
         self.clock = pygame.time.Clock()
         self.refresh_counts()
@@ -89,6 +94,8 @@ class Launcher:
             ids.append(typed)
         self.counts = {env_id: count_recordings(self.state.root, env_id) for env_id in ids}
         self.partials = {env_id: count_unfinished(self.state.root, env_id) for env_id in ids}
+        if typed:
+            self.runs = {typed: len(run_folders(typed, default_roots()))}
 
     def say_unfinished(self) -> None:
         """Point at the ``.partial`` files a crash left (the rows show "+N unfinished")."""
@@ -108,8 +115,47 @@ class Launcher:
     def layout(self) -> view.Layout:
         return view.layout(self.surface.get_size(), len(self.state.games))
 
+    @property
+    def train_layout(self) -> train_panel.TrainLayout:
+        assert self.train is not None, "the Train panel is not open"
+        return train_view.layout(self.surface.get_size(), self.train.state)
+
+    def open_train(self, env_id: str) -> None:
+        """The Train panel of ``env_id`` in a larger window (Esc comes back)."""
+        picked = self.state.picked
+        title = picked.title if picked is not None and picked.env_id == env_id else env_id
+        self.train = Trainer(env_id, title, self.state.root, self.state.player)
+        self.train.tick()
+        size = fit_to_desktop(train_view.TRAIN_SIZE, (view.WIDTH, view.HEIGHT))
+        self.surface = pygame.display.set_mode(size)
+        keep_on_screen()
+
+    def close_train(self) -> None:
+        """Back to the launcher (the runs started go on in their own processes)."""
+        if self.train is not None:
+            self.train.close()
+            self.train = None
+        self.surface = self._open()
+        self.refresh_counts()
+
+    def _train_events(self, events: list[pygame.event.Event]) -> bool:
+        assert self.train is not None
+        lay = self.train_layout
+        for event in events:
+            if event.type == pygame.QUIT:
+                self.train.close()
+                return False
+            train_panel.process_event(self.train.state, event, lay)
+        keep_open = self.train.run_actions()
+        self.train.tick()
+        if not keep_open:
+            self.close_train()
+        return True
+
     def handle_events(self, events: list[pygame.event.Event]) -> bool:
         """Process events and carry out actions; False when the launcher should close."""
+        if self.train is not None:
+            return self._train_events(events)
         lay = self.layout
         typed = self.state.env_text
         for event in events:
@@ -121,6 +167,9 @@ class Launcher:
     def run_action(self, action: Action) -> bool:
         if action.kind == "quit":
             return False
+        if action.kind == "train":
+            self.open_train(action.target)
+            return True
         try:
             if action.kind == "play":
                 saved, _ = load_settings()
@@ -157,7 +206,11 @@ class Launcher:
         return f"{folder}: no such folder or file"
 
     def draw(self) -> None:
-        view.draw(self.surface, self.state, self.counts, self.layout, self.partials)
+        if self.train is not None:
+            panel = run_view if self.train.state.opened is not None else train_view
+            panel.draw(self.surface, self.train.state, self.train_layout)
+        else:
+            view.draw(self.surface, self.state, self.counts, self.layout, self.partials, self.runs)
         pygame.display.flip()
 
     def run(self) -> None:

@@ -34,10 +34,16 @@ def settings_path() -> Path:
     return Path(base) / "demostudio" / "launcher.json"
 
 
+def user_data_folder() -> Path:
+    """``$XDG_DATA_HOME/demostudio`` (``~/.local/share/demostudio`` by default): what
+    DemoStudio keeps for the user (recordings, the launcher's training runs)."""
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "demostudio"
+
+
 def default_recordings() -> Path:
     """``$XDG_DATA_HOME/demostudio/recordings`` (``~/.local/share/...`` by default)."""
-    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
-    return Path(base) / "demostudio" / "recordings"
+    return user_data_folder() / "recordings"
 
 
 def derived_output_folder(source: Path) -> Path | None:
