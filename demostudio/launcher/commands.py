@@ -44,9 +44,10 @@ def shown(words: Sequence[str]) -> str:
 
 def eval_every(info: AlgoInfo, budget: int) -> int | None:
     """``--eval-every`` for ``budget``: about :data:`EVAL_POINTS` evaluations, or None when
-    the algorithm's own period already gives that many."""
+    the algorithm's own period already gives that many, or when the one evaluation at the
+    end is all a budget this short gets."""
     every = max(budget // EVAL_POINTS, MIN_EVAL_EVERY[info.clock])
-    return every if every < info.default_eval_every else None
+    return every if every < min(info.default_eval_every, budget) else None
 
 
 def train_words(

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 from demostudio.episode import EpisodeError, env_folder_name
 from demostudio.episode.hostile import not_a_regular_file
 from demostudio.episode.jsonfile import read_json_file
+from demostudio.launcher.follow import MetricsFollower
 from demostudio.launcher.processes import (
     PROCESS_FILE,
     ProcessNote,
@@ -94,30 +95,33 @@ class RunRow:
         return self.path.name
 
 
-class _Parsed(NamedTuple):
-    signature: tuple
-    config: dict[str, Any]
-    progress: Progress
+class _Config(NamedTuple):
+    signature: tuple[int, int] | None
+    doc: dict[str, Any]
 
 
 class RunReader:
-    """Reads run folders, re-reading a run's config and metrics only when they changed
-    (a live run's curve follows its metrics.jsonl as it grows)."""
+    """Reads run folders: a run's config again only when it changed, its metrics.jsonl only
+    as far as it grew (:class:`~demostudio.launcher.follow.MetricsFollower`), so a live run's
+    curve follows its file at the cost of its new rows."""
 
     def __init__(self) -> None:
-        self._cache: dict[Path, _Parsed] = {}
+        self._configs: dict[Path, _Config] = {}
+        self._metrics: dict[Path, MetricsFollower] = {}
 
     def read(self, run_dir: Path, now: float | None = None) -> RunRow:
         run_dir = Path(run_dir)
         now = time.time() if now is None else now
-        metrics, config_path = run_dir / METRICS_FILE, run_dir / CONFIG_FILE
-        signature = (_stat_key(metrics), _stat_key(config_path))
-        parsed = self._cache.get(run_dir)
-        if parsed is None or parsed.signature != signature:
-            config = _read_config(config_path)
-            parsed = _Parsed(signature, config, _read_progress(metrics, config))
-            self._cache[run_dir] = parsed
-        config, progress = parsed.config, parsed.progress
+        config_path = run_dir / CONFIG_FILE
+        config = self._config(config_path)
+        clock: Clock = "updates" if "max_updates" in config else "env_steps"
+        follower = self._metrics.get(run_dir)
+        if follower is None:
+            follower = self._metrics[run_dir] = MetricsFollower(run_dir / METRICS_FILE, clock)
+        elif follower.clock != clock:
+            follower.restart(clock)
+        follower.update()
+        progress = follower.progress
         note = read_process_note(run_dir)
         status, reason = run_status(run_dir, note, progress, now)
         budget = config.get("total_env_steps", config.get("max_updates"))
@@ -136,6 +140,13 @@ class RunReader:
             started=started or 0.0,
             checkpoint=newest_checkpoint(run_dir),
         )
+
+    def _config(self, path: Path) -> dict[str, Any]:
+        signature = _stat_key(path)
+        cached = self._configs.get(path)
+        if cached is None or cached.signature != signature:
+            cached = self._configs[path] = _Config(signature, _read_config(path))
+        return cached.doc
 
 
 def _stat_key(path: Path) -> tuple[int, int] | None:
@@ -161,21 +172,6 @@ def _read_config(path: Path) -> dict[str, Any]:
     except EpisodeError:
         return {}
     return doc if isinstance(doc, dict) else {}
-
-
-def _read_progress(metrics: Path, config: dict[str, Any]) -> Progress:
-    from agents.core.logger import iter_metrics  # no torch: the logger's hostile-file reader
-
-    clock: Clock = "env_steps" if "total_env_steps" in config or not config else "updates"
-    progress = Progress(clock=clock)
-    if not os.path.lexists(metrics):
-        return progress
-    try:  # a live run's last line may be half written: skipped until it is whole
-        for row in iter_metrics(metrics.parent, skip_bad=True):
-            progress.add(row)
-    except (EpisodeError, FileNotFoundError):
-        pass  # unreadable as a whole (a FIFO, too large): the run shows what its files say
-    return progress
 
 
 def _algo_from_command(note: ProcessNote | None) -> str | None:

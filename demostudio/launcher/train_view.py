@@ -146,7 +146,7 @@ def _recordings(surface, state: TrainState, lay: TrainLayout, width: int) -> Non
         text = "none yet: play and record the game first; the algorithms that need demos wait"
         lines(surface, text, (PAD, 90), width, 12, theme.WARN, most=2)
         return
-    players = ", ".join(f"{p or 'unnamed'} {n}" for p, n in totals.players.items()) or "none"
+    players = ", ".join(f"{p or 'unnamed'} ({n})" for p, n in totals.players.items()) or "none"
     theme.draw_text(
         surface,
         fit(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import shutil
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -116,7 +117,10 @@ class Trainer:
             state.console = []
             return
         if state.bands.get(row.path, (None, None, ()))[2] != row.demos:  # config written late
-            state.bands[row.path] = (*demo_bands(row.demos), row.demos)
+            state.bands[row.path] = ([], "", row.demos)
+            threading.Thread(
+                target=_read_bands, args=(state.bands, row.path, row.demos), daemon=True
+            ).start()
         tail = console_tail(row.path / CONSOLE_FILE, 16 * 1024).splitlines()
         state.console = [line.rstrip() for line in tail if line.strip()][-3:]
 
@@ -338,6 +342,11 @@ class Trainer:
     def close(self) -> None:
         """The panel is closing: a calibration stops (runs, watch and coach go on)."""
         self.cancel_calibration()
+
+
+def _read_bands(bands: dict, path: Path, demos: tuple[str, ...]) -> None:
+    """The demos' returns of a run, read in the background (a run may name many files)."""
+    bands[path] = (*demo_bands(demos), demos)
 
 
 def _file_manager() -> str | None:

@@ -16,10 +16,12 @@ import pygame
 import pytest
 
 from demostudio.assets import SAMPLE_DEMOS
+from demostudio.episode.jsonfile import MAX_JSON_LINE_BYTES
 from demostudio.episode.reader import update_metadata
 from demostudio.launcher import commands, estimate
 from demostudio.launcher.algorithms import AlgoInfo
 from demostudio.launcher.demoset import read_demo_set
+from demostudio.launcher.follow import MetricsFollower
 from demostudio.launcher.processes import (
     ProcessNote,
     process_alive,
@@ -123,6 +125,29 @@ def test_progress_after_a_resume_times_from_the_resumed_steps():
             assert p.stop == row
     assert p.stop is None  # going again
     assert p.wall_seconds == pytest.approx(2 + 10 + 10)
+
+
+def test_a_growing_metrics_file_is_read_as_far_as_it_grew(tmp_path):
+    path = tmp_path / "metrics.jsonl"
+    lines = [json.dumps(r).encode() + b"\n" for r in TRAIN_ROWS]
+    path.write_bytes(lines[0] + lines[1][:10])  # the run is writing its second row
+    follower = MetricsFollower(path)
+    assert follower.update() and follower.progress.rows == 1
+    assert not follower.update()  # nothing new
+    with open(path, "ab") as fh:
+        fh.write(lines[1][10:] + b"[1, 2]\n" + b'{"kind": "x", "env_steps": -1}\n' + lines[2])
+    assert follower.update()
+    assert follower.progress.rows == 3 and follower.progress.evals == [(1000, -190.0)]
+    with open(path, "ab") as fh:  # a line longer than any row: skipped, not held in memory
+        fh.write(b"x" * (MAX_JSON_LINE_BYTES + 10) + b"\n" + lines[3])
+    while follower.update():
+        pass
+    assert follower.progress.rows == 4 and follower.progress.last_eval == -150.0
+    path.write_bytes(lines[0])  # replaced by a fresh run: read again from its start
+    assert follower.update() and follower.progress.rows == 1
+    path.unlink()
+    os.mkfifo(path)  # never opened (it would block)
+    assert follower.update() and follower.progress.rows == 0
 
 
 def test_updates_clocked_runs_draw_and_time_in_updates():
