@@ -103,8 +103,9 @@ def draw(surface: pygame.Surface, state: TrainState, lay: TrainLayout) -> None:
         if row.process is not None
         else "started outside the launcher (no process.json)"
     )
-    theme.draw_text(surface, "Command:", (PAD, y), 11, theme.TEXT_DIM)
-    y = lines(surface, command, (PAD + 64, y), w - 2 * PAD - 64, 11, theme.TEXT, mono=True, most=2)
+    label = theme.draw_text(surface, "Ctrl+C copies:", (PAD, y), 11, theme.TEXT_DIM)
+    x = label.right + 8
+    y = lines(surface, command, (x, y), w - PAD - x, 11, theme.TEXT, mono=True, most=2)
     for text in state.console[-3:]:
         theme.draw_text(
             surface,

@@ -4,11 +4,12 @@ Two views. The setup view: the recordings that will be used, the algorithm, the 
 its estimated duration, Start, and the game's runs. Keys: Tab moves between the algorithms,
 the budget and the runs; Up/Down pick in the focused one; Left/Right or -/+ change the budget;
 I includes the files left out (tagged bad, flagged by quality); Enter starts (on the runs
-list: opens the run); Esc goes back to the launcher. A click picks an algorithm, changes the
-budget, starts, or opens a run.
+list: opens the run); Ctrl+C copies the command Start runs; Esc goes back to the launcher.
+A click picks an algorithm, changes the budget, starts, or opens a run.
 
 The run view (a run opened): its live curve and S stop, R resume, W watch, C coach,
-E evaluate, F the run folder; Esc or Backspace goes back to the setup view.
+E evaluate, F the run folder, Ctrl+C copies the run's command; Esc or Backspace goes back
+to the setup view.
 """
 
 from __future__ import annotations
@@ -65,8 +66,8 @@ class TrainAction(NamedTuple):
     """What the panel's controller should do next."""
 
     kind: str
-    """``close``, ``start``, or a run's: ``stop``, ``resume``, ``watch``, ``coach``,
-    ``evaluate``, ``folder``."""
+    """``close``, ``start``, ``copy`` (the command shown), or a run's: ``stop``, ``resume``,
+    ``watch``, ``coach``, ``evaluate``, ``folder``."""
     run: Path | None = None
 
 
@@ -307,6 +308,9 @@ def process_event(state: TrainState, event: pygame.event.Event, layout: TrainLay
     if event.type == pygame.KEYDOWN:
         name = pygame.key.name(event.key)
         mod = getattr(event, "mod", 0)
+        if mod & pygame.KMOD_CTRL and name == "c":
+            state.actions.append(TrainAction("copy", state.opened))
+            return state
         if mod & (pygame.KMOD_CTRL | pygame.KMOD_ALT | pygame.KMOD_META):
             return state  # the panel's letters are plain keys
         if state.opened is None:

@@ -118,7 +118,7 @@ def draw(surface: pygame.Surface, state: TrainState, lay: TrainLayout) -> None:
     theme.draw_text(
         surface,
         f"{state.title} · {state.env_id} · Tab algorithms/budget/runs · ↑/↓ pick · ←/→ budget"
-        " · Enter start",
+        " · Enter start · Ctrl+C copies the command",
         (PAD, 46),
         12,
         theme.TEXT_DIM,
@@ -288,8 +288,8 @@ def _budget(surface, state: TrainState, lay: TrainLayout, width: int) -> None:
             most=2,
         )
     y = minus.bottom + 16
-    theme.draw_text(surface, "Runs:", (PAD, y), 11, theme.TEXT_DIM)
-    lines(surface, state.preview, (PAD + 40, y), width - 40, 11, theme.TEXT, mono=True, most=4)
+    theme.draw_text(surface, "Start runs:", (PAD, y), 11, theme.TEXT_DIM)
+    lines(surface, state.preview, (PAD + 70, y), width - 70, 11, theme.TEXT, mono=True, most=4)
 
 
 def _status(surface, state: TrainState, pos: tuple[int, int], width: int) -> None:

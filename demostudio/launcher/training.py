@@ -19,7 +19,8 @@ from demostudio.launcher.algorithms import AlgoInfo, AlgorithmCatalog
 from demostudio.launcher.curve import demo_bands
 from demostudio.launcher.demoset import DemoScan
 from demostudio.launcher.games import recordings_folder
-from demostudio.launcher.jobs import Job, Jobs, interrupt, stop_run
+from demostudio.launcher.jobs import RUN_KINDS, Job, Jobs, interrupt, stop_run
+from demostudio.launcher.progress import Progress
 from demostudio.launcher.runs import CONSOLE_FILE, RunReader, RunRow, console_tail, run_folders
 from demostudio.launcher.train_panel import TrainAction, TrainState
 from demostudio.ui.settings import user_data_folder
@@ -75,6 +76,16 @@ class Trainer:
         self._next_refresh = 0.0
         self._algos_set = False
         self._followed: Path | None = None
+        self._run_actions = {
+            "stop": self._stop,
+            "resume": self._resume,
+            "watch": self._watch,
+            "coach": self._coach,
+            "evaluate": self._evaluate,
+            "folder": self._folder,
+        }
+        self._calibrations: dict[str, tuple[Progress, str] | None] = {}
+        """Per algorithm, what its calibration folder measured (cleared at each refresh)."""
 
     # ---- keeping the state current ------------------------------------------------------
     def tick(self, now: float | None = None) -> None:
@@ -106,6 +117,7 @@ class Trainer:
         rows = [self.reader.read(p) for p in run_folders(self.state.env_id, self.roots)]
         rows.sort(key=lambda r: r.started, reverse=True)
         self.state.set_runs(rows, keep)
+        self._calibrations.clear()
         self._follow_opened()
 
     def _follow_opened(self) -> None:
@@ -159,14 +171,17 @@ class Trainer:
         busy = self.jobs.running("train") or self.jobs.running("coach")
         return not busy and info.usable(self.state.have_demos) and self.calibration is None
 
-    def _calibrated(self, info: AlgoInfo):
-        folder = estimate.calibration_dir(info.name, self.state.env_id)
-        if not (folder / "metrics.jsonl").exists() or self._calibrating(info):
-            return None
-        progress = self.reader.read(folder).progress
-        if progress.rate("train") is None:
-            return None
-        return progress, "a calibration run"
+    def _calibrated(self, info: AlgoInfo) -> tuple[Progress, str] | None:
+        """The rate a finished calibration of ``info`` measured (read again with the runs)."""
+        if info.name not in self._calibrations:
+            folder = estimate.calibration_dir(info.name, self.state.env_id)
+            found = None
+            if (folder / "metrics.jsonl").exists() and not self._calibrating(info):
+                progress = self.reader.read(folder).progress
+                if progress.rate("train", settled=True) is not None:
+                    found = (progress, "a calibration run")
+            self._calibrations[info.name] = found
+        return self._calibrations[info.name]
 
     def _calibrating(self, info: AlgoInfo) -> bool:
         job = self.calibration
@@ -175,7 +190,8 @@ class Trainer:
     def _calibrate(self, info: AlgoInfo) -> None:
         estimate.clear_calibration(info.name, self.state.env_id)
         words = estimate.calibration_words(info, self.state.env_id, self._demo_paths(info))
-        log = estimate.calibration_dir(info.name, self.state.env_id).with_suffix(".log")
+        folder = estimate.calibration_dir(info.name, self.state.env_id)
+        log = folder.parent / f"{folder.name}.log"
         try:
             self.calibration = self.jobs.spawn("calibrate", words, log)
         except OSError as exc:
@@ -204,6 +220,9 @@ class Trainer:
             line = _last_line(job.log, "mean return") or _last_error(job.log)
             state.notes[job.run_dir] = line or f"evaluate ended with exit code {job.exit_code}"
             state.say(f"{job.run_dir.name}: {state.notes[job.run_dir]}", job.exit_code != 0)
+        elif job.kind in RUN_KINDS and job.run_dir is not None and job.exit_code not in (0, 130):
+            why = _last_error(job.log) or f"exit code {job.exit_code}"
+            state.say(f"{job.run_dir.name} failed: {why}", error=True)
         elif job.kind in ("watch", "open") and job.exit_code not in (0, None):
             why = _last_error(job.log) or f"exit code {job.exit_code}"
             state.say(f"{job.command}: {why}", error=True)
@@ -223,12 +242,14 @@ class Trainer:
         try:
             if action.kind == "start":
                 self.start()
+            elif action.kind == "copy":
+                self.copy(action.run)
             elif action.run is not None:
                 row = next((r for r in self.state.runs if r.path == action.run), None)
                 if row is None:
                     self.state.say(f"{action.run}: no such run any more", error=True)
                 else:
-                    getattr(self, f"_{action.kind}")(row)
+                    self._run_actions[action.kind](row)
         except OSError as exc:  # the run folder or log cannot be written, the command not run
             self.state.say(f"{action.kind}: {exc}", error=True)
 
@@ -294,9 +315,9 @@ class Trainer:
         if info is None or not self._idle(row, "coach it"):
             return
         if not info.coachable:
+            able = ", ".join(a.name for a in self.state.algos if a.coachable)
             self.state.say(
-                f"{info.name} has no demo replay for corrections: coach works "
-                f"with r2d3, dqfd, sqil, reactor",
+                f"{info.name} has no demo replay for corrections: coach works with {able}",
                 error=True,
             )
             return
@@ -338,6 +359,28 @@ class Trainer:
             "open", [opener, str(row.path)], row.path / "open.log", row.path, demostudio=False
         )
         self.state.say(f"Run folder: {row.path}  ({job.command})")
+
+    def shown_command(self, run: Path | None) -> str:
+        """The command the view shows: the opened run's process, else what Start runs."""
+        row = next((r for r in self.state.runs if r.path == run), None)
+        if row is not None and row.process is not None:
+            return commands.shown(commands.words_of(row.process.command))
+        return self.state.preview if run is None else ""
+
+    def copy(self, run: Path | None) -> None:
+        """The command shown, onto the clipboard (to paste into a terminal)."""
+        import pygame
+
+        text = self.shown_command(run)
+        if not text:
+            self.state.say("This run has no command to copy: it was started outside the launcher")
+            return
+        try:
+            pygame.scrap.put_text(text)
+        except pygame.error as exc:
+            self.state.say(f"Could not copy to the clipboard ({exc}): {text}", error=True)
+            return
+        self.state.say(f"Copied: {text}")
 
     def close(self) -> None:
         """The panel is closing: a calibration stops (runs, watch and coach go on)."""

@@ -6,6 +6,7 @@ resumed."""
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import time
@@ -122,6 +123,9 @@ def test_a_tiny_run_goes_to_finished_and_is_watched(root, started):
     tap(pygame.K_RETURN)  # opens the run
     assert pump(launcher)
     assert state.opened == run
+    tap(pygame.K_c, mod=pygame.KMOD_CTRL)  # the run's command, to paste into a terminal
+    assert pump(launcher)
+    assert pygame.scrap.get_text() == shlex.join(["demostudio", *words])
     tap(pygame.K_w)
     assert pump(launcher)
     watch = started[-1]
@@ -203,7 +207,7 @@ def test_evaluate_brings_the_mean_return_back_into_the_panel(root, started):
     launcher = Launcher(root, player="ana")
     state = open_train(launcher)
     focus(launcher, TrainFocus.BUDGET)
-    for _ in range(11):
+    for _ in range(5):  # 100,000 env steps down to 2,000
         tap(pygame.K_LEFT)
     tap(pygame.K_RETURN)
     assert pump(launcher)
@@ -231,3 +235,17 @@ def test_a_calibration_run_gives_the_estimate(root, started):
     pump_until(launcher, lambda: state.estimate is not None, 600)
     assert state.estimate.source == "a calibration run" and state.estimate.rate > 0
     assert state.estimate.seconds == pytest.approx(state.budget / state.estimate.rate)
+
+
+def test_a_run_that_cannot_start_says_why(root, started):
+    launcher = Launcher(root, player="ana")
+    state = open_train(launcher)
+    folder = root / "MountainCar-v0"
+    shutil.rmtree(folder)  # the recordings went away after the panel read them
+    tap(pygame.K_RETURN)
+    assert pump(launcher)
+    pump_until(launcher, lambda: state.runs[0].status == "failed", 60)
+    row = state.runs[0]
+    assert str(folder) in row.reason and "error" not in row.reason  # the one line, bare
+    assert state.status == f"{row.name} failed: {row.reason}" and state.status_error
+    assert read_process_note(row.path).exit_code == 2
