@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from demostudio.episode.hostile import not_a_regular_file
 from demostudio.launcher.commands import argv, shown
 from demostudio.launcher.processes import (
     ProcessNote,
@@ -73,6 +74,10 @@ class Jobs:
         words = [str(w) for w in words]
         args = argv(words) if demostudio else words
         log.parent.mkdir(parents=True, exist_ok=True)
+        if log.is_symlink() or (log.exists() and not_a_regular_file(log, "a log") is not None):
+            raise OSError(
+                f"{log}: expected a log file, got a link or a special file (never written through)"
+            )
         with open(log, "ab") as out:
             head = shown(words) if demostudio else " ".join(words)
             out.write(f"\n$ {head}    # {time.strftime('%Y-%m-%d %H:%M:%S')}\n".encode())
@@ -128,6 +133,8 @@ def stop_run(run_dir: Path) -> str:
         return f"{run_dir} was not started by the launcher: stop it with Ctrl-C in its terminal"
     if not process_alive(note.pid, note.command, note.started):
         return f"{run_dir} is not running"
+    if note.stop_requested:  # a second Ctrl-C would cut the final checkpoint's save short
+        return f"{run_dir.name} is already stopping: it is saving its final checkpoint"
     write_process_note(run_dir, note._replace(stop_requested=True))
     return interrupt(note.pid)
 

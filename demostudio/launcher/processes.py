@@ -40,8 +40,11 @@ def write_process_note(run_dir: Path, note: ProcessNote) -> None:
     path = Path(run_dir) / PROCESS_FILE
     tmp = path.with_name(PROCESS_FILE + ".tmp")
     doc = {**note._asdict(), "command": list(note.command)}
-    tmp.write_text(json.dumps(doc, indent=2), encoding="utf-8")
-    tmp.replace(path)
+    tmp.unlink(missing_ok=True)  # a link left there is removed, never written through
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(json.dumps(doc, indent=2))
+    os.replace(tmp, path)
 
 
 def read_process_note(run_dir: Path) -> ProcessNote | None:

@@ -48,9 +48,9 @@ def layout(size: tuple[int, int], state: TrainState) -> TrainLayout:
             pygame.Rect(PAD, ALGO_TOP + i * ALGO_ROW_H, left_w, ALGO_ROW_H - 2)
             for i in range(len(state.algos))
         ],
-        include_box=pygame.Rect(PAD + left_w - 190, 104, 190, 20),
+        include_box=pygame.Rect(PAD + left_w - 250, 70, 250, 20),
         budget_minus=pygame.Rect(PAD, budget_y, 30, 30),
-        budget_plus=pygame.Rect(PAD + 190, budget_y, 30, 30),
+        budget_plus=pygame.Rect(PAD + 210, budget_y, 30, 30),
         start=pygame.Rect(PAD, h - 98, left_w, 42),
         run_rows=[
             pygame.Rect(right_x, RUNS_TOP + i * RUN_ROW_H, right_w, RUN_ROW_H - 4)
@@ -169,7 +169,7 @@ def _recordings(surface, state: TrainState, lay: TrainLayout, width: int) -> Non
         text = f"{count(len(left), 'file')} {verb}: {why}"
         theme.draw_text(
             surface,
-            fit(text, width - lay.include_box.width - 8, 12),
+            fit(text, width, 12),
             (PAD, 106),
             12,
             theme.TEXT if state.include_left_out else theme.WARN,
@@ -178,7 +178,9 @@ def _recordings(surface, state: TrainState, lay: TrainLayout, width: int) -> Non
         pygame.draw.rect(surface, theme.TEXT_DIM, box, width=1, border_radius=2)
         if state.include_left_out:
             pygame.draw.rect(surface, theme.ACCENT, box.inflate(-4, -4), border_radius=2)
-        theme.draw_text(surface, "include them (I)", (box.right + 6, box.top - 1), 12, theme.TEXT)
+        theme.draw_text(
+            surface, "include the files left out (I)", (box.right + 6, box.top - 1), 12, theme.TEXT
+        )
     else:
         theme.draw_text(
             surface,

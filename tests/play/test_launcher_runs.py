@@ -31,6 +31,7 @@ from demostudio.launcher.processes import (
 from demostudio.launcher.progress import Progress
 from demostudio.launcher.runs import RunReader, run_folders
 from demostudio.launcher.train_panel import (
+    TrainAction,
     TrainFocus,
     TrainLayout,
     TrainState,
@@ -351,6 +352,13 @@ def test_panel_keys_pick_budget_start_and_open(tmp_path):
     assert state.budget == 1_000  # BC's 5,000 updates, two budgets down (2,000, 1,000)
     process_event(state, key_event(pygame.K_RETURN), lay)
     assert state.take_actions()[0].kind == "start"
+    process_event(state, key_event(pygame.K_i), lay)
+    assert state.include_left_out
+    click = pygame.event.Event(pygame.MOUSEBUTTONDOWN, pos=lay.include_box.center, button=1)
+    process_event(state, click, lay)
+    assert not state.include_left_out
+    process_event(state, key_event(pygame.K_c, mod=pygame.KMOD_CTRL), lay)
+    assert state.take_actions() == [TrainAction("copy", None)]
     process_event(state, key_event(pygame.K_ESCAPE), lay)
     assert state.take_actions()[0].kind == "close"
 
@@ -367,3 +375,45 @@ def test_panel_without_demos_preselects_one_that_needs_none_and_refuses_the_othe
     assert state.algo == "r2d3"
     process_event(state, key_event(pygame.K_RETURN), lay)
     assert state.take_actions() == [] and "has none to use" in state.status
+
+
+def test_nothing_is_written_through_a_link_in_a_run_folder(tmp_path):
+    from demostudio.launcher.jobs import Jobs
+
+    run = write_run(tmp_path / "r", TRAIN_ROWS)
+    outside = tmp_path / "outside.txt"
+    outside.write_text("mine")
+    (run / "console.log").symlink_to(outside)
+    with pytest.raises(OSError, match="got a link"):
+        Jobs().spawn("train", ["train", "r2d3"], run / "console.log", run)
+    (run / "process.json.tmp").symlink_to(outside)
+    write_process_note(run, ProcessNote(123, ("x",), 1.0))
+    assert outside.read_text() == "mine" and read_process_note(run).pid == 123
+
+
+def test_a_second_stop_does_not_cut_the_save_short(tmp_path):
+    from demostudio.launcher.jobs import stop_run
+
+    args = [sys.executable, "-c", "import time; time.sleep(30)"]
+    proc = subprocess.Popen(args, start_new_session=True)
+    try:
+        run = write_run(tmp_path / "r", TRAIN_ROWS[:1])
+        write_process_note(run, ProcessNote(proc.pid, tuple(args), time.time()))
+        time.sleep(0.3)
+        assert stop_run(run) == ""  # Ctrl-C's signal: python ends with KeyboardInterrupt
+        assert read_process_note(run).stop_requested
+        assert proc.wait(10) != 0
+    finally:
+        proc.kill()
+        proc.wait()
+    still = subprocess.Popen(args, start_new_session=True)
+    try:
+        write_process_note(
+            run, ProcessNote(still.pid, tuple(args), time.time(), stop_requested=True)
+        )
+        time.sleep(0.3)
+        assert "already stopping" in stop_run(run)
+        assert still.poll() is None  # no second signal
+    finally:
+        still.kill()
+        still.wait()
