@@ -24,7 +24,6 @@ from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext, TrainResult, train
 from agents.core.schedules import Offline
 from agents.core.sequences import EndBehavior, SequenceBatch
-from agents.core.targets import TargetRule
 
 
 class BC(Agent):
@@ -43,9 +42,6 @@ class BC(Agent):
 
     def heads(self) -> dict[str, HeadSpec]:
         return {HEAD: HeadSpec("logits")}
-
-    def target_rules(self) -> dict[str, TargetRule]:
-        return {}
 
     def loss(self) -> Loss:
         return bc_learner_loss

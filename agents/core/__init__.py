@@ -16,7 +16,8 @@ that there is no import cycle in ``agents/``)::
                  (dueling_q | logits | distributional_q | value)
     batch        TorchBatch (time-major, with is_demo and extras), Sample, LossOutput,
                  LearnerView, Loss: the only types a loss needs
-    losses       unroll (burn-in without gradient), n-step targets, value rescaling, r2d2_loss
+    losses       unroll (burn-in without gradient), n-step targets, value rescaling, the
+                 learned-step mask, the large-margin term
     targets      HardCopy(every) | Polyak(tau)
     learner      Learner(networks, cfg, device, loss, target rules): Adam, clip, targets,
                  priorities back when the loss gives them
@@ -28,7 +29,8 @@ that there is no import cycle in ``agents/``)::
     ray_pool     RayActorPool: the actors in Ray processes (--actor-procs), same protocol
     demos        demo loading and checks; demo replay as a named demo source; demo_mix
     schedules    ReplayRatio | OnPolicy | Offline
-    agent        Agent (the interface; its defaults are R2D2's), EnvInfo, Phase
+    agent        Agent (the interface: abstract where every algorithm answers, neutral
+                 defaults elsewhere; the hook order), EnvInfo, Phase
     checkpoint   atomic writes, resume from the most env steps, previous format upgraded
     gate         DeployGate (--gate-episodes): which network evaluation, evaluate and
                  watch play; the learner's tests, their env steps and its checkpoint state

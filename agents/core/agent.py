@@ -1,47 +1,54 @@
-"""The agent interface: what an algorithm is, besides its config (after Acme's split of
-builder / networks / actor / learning / config).
+"""The agent interface: what an algorithm is, besides its config (Acme's split of builder /
+networks / actor / learning / config, with our phases and schedules).
 
-An algorithm subclasses :class:`Agent` and overrides only what differs from the defaults
-(which are R2D2's: one ``main`` network with a dueling ``q`` head, a hard-copied target,
-epsilon-greedy actors, the agent replay only, one replay-ratio phase):
+:class:`Agent` is an interface: the methods marked abstract have no default (every
+algorithm answers them itself); the others have a neutral default (nothing extra: no target
+network, no extra data source, no per-step extras, hooks that do nothing). An algorithm
+subclasses :class:`Agent`, or the algorithm it extends (R2D3, DQfD and SQIL extend
+:class:`agents.r2d2.R2D2`).
 
-==================== ========================================================================
-``network_specs``    the networks by name, torso + named heads (``main`` is the one the
-                     policy acts with unless ``acting_network`` says otherwise);
-                     ``build_networks`` may add other modules (RND)
-``demo_extras``      per-step extras of recorded demo steps (Reactor: mu = 1)
-``target_rules``     which networks get a target copy and how it follows (HardCopy / Polyak)
-``loss``             ``loss(learner, batch) -> LossOutput`` (priorities optional)
-``acting_selector``  training policy over ``n`` envs: ``(action, extras)`` from the heads
-``eval_selector``    evaluation / ``watch`` policy (one env)
-``sources``          extra named data sources mixed into batches (demo flag explicit)
-``phases``           ordered phases, each with a schedule: ReplayRatio, OnPolicy, Offline
-hooks                ``start``, ``on_episode``, ``on_rollout``, ``after_iteration`` (may stop
-                     the run), ``finish``, ``metrics``, ``eval_metrics``, ``state_dict`` /
-                     ``load_state_dict`` (saved in checkpoints: counters, statistics, tensors)
-==================== ========================================================================
+What the run shell asks of an agent, in order (``ctx`` is the run's
+:class:`agents.core.run.RunContext`)::
 
-How the next families plug in (no change to the core):
+    building (once per run, fresh or resumed)
+      configure(env)              -> None    settle config fields whose default depends on
+                                             the env (and the agent's own env-dependent
+                                             state); config.json records the settled values
+      build_networks(env)         -> {name: module}   called more than once (first on torch's
+                                             meta device, to count and check sizes): pure,
+                                             it sets nothing on the agent
+        network_specs(env) / heads()                  what the default build reads
+      loss(), target_rules(), param_groups(networks)  -> the learner
+      sources(ctx)                -> [DataSource]  extra named sources besides the agent
+                                             replay; demos are cut with demo_extras(actions)
+      load_state_dict(state)                  a resumed run: what state_dict() gave
+    running
+      phases()                    -> [Phase]  in order, each iterated by its schedule
+      start(ctx)
+      per phase: on_phase_start(ctx, phase)
+        per iteration of the schedule:
+          on_episode(ctx, episode)            each finished agent episode
+          on_rollout(ctx, batch) -> batch     on-policy: the rollout before its epochs
+          metrics(ctx) -> {name: value}       at each log row
+          after_iteration(ctx) -> bool        True stops the run
+          eval_metrics(ctx) -> {name: value}  at each evaluation
+          state_dict() -> {...}               at each checkpoint
+        on_phase_end(ctx, phase)
+      finish(ctx)                             before the final evaluation and checkpoint
 
-* **Reactor**: heads ``logits`` + ``distributional_q`` (C51 atoms) on ``main``;
-  ``target_rules = {"main": Polyak(tau)}`` (the average policy network of the trust region);
-  ``acting_selector`` = ``SoftmaxSample("logits")`` whose extras ``mu``/``log_prob`` land in
-  ``batch.extras``; phases ``[Phase("train", ReplayRatio(...))]``; its loss does Retrace
-  over the sequences and returns |TD| for priorities (or None).
-* **RND-PPO**: ``network_specs = {"main": logits + value_ext + value_int heads,
-  "rnd_predictor": ..., "rnd_target": ... (frozen: requires_grad False)}``; no target rules;
-  ``acting_selector`` = ``SoftmaxSample("logits", values=("value_ext", "value_int"))``;
-  ``phases = [Phase("train", OnPolicy(rollout_steps, epochs, minibatch_size))]``;
-  ``on_rollout(ctx, batch)`` computes intrinsic rewards, advantages and returns (stored as
-  new ``batch.extras`` keys) and updates the observation-normalisation statistics, which
-  ``state_dict`` returns so checkpoints keep them.
+Acting: ``acting_selector(n)`` turns the acting network's heads into actions and per-step
+extras for ``n`` envs (the extras travel with the sequences into ``batch.extras``, so a new
+algorithm needs no new writer); ``eval_selector(epsilon)`` is the evaluation and ``watch``
+policy. Q-learners act with :class:`agents.core.policy.EpsilonGreedy`; actor-critics sample
+from their policy head.
 """
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 import gymnasium as gym
 import numpy as np
@@ -49,15 +56,14 @@ import torch
 
 from agents.core.batch import Loss
 from agents.core.layout import with_layout
-from agents.core.losses import r2d2_loss
 from agents.core.mirror import env_reflection
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.obs_norm import random_steps_spec
-from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
+from agents.core.policy import EpsilonGreedy, Selector
 from agents.core.preprocess import ObsSpec, Preprocessor
 from agents.core.schedules import ReplayRatio, Schedule
 from agents.core.sequences import SequenceBatch
-from agents.core.targets import HardCopy, TargetRule
+from agents.core.targets import TargetRule
 from demostudio.episode import make_env_with_kwargs
 
 if TYPE_CHECKING:
@@ -98,15 +104,40 @@ class Phase:
     """Evaluate when the phase ends (before the next phase)."""
 
 
-class Agent:
-    """Base agent (its defaults are R2D2's). Subclasses set ``name`` and
-    ``config_cls`` and override what differs."""
+class ReplayRatioSettings(Protocol):
+    """The config fields of a replay-ratio phase (ReplayConfig, OptimConfig, InteractConfig
+    and RunConfig groups)."""
 
-    name: ClassVar[str] = "r2d2"
+    env_steps_per_update: float
+    batch_size: int
+    min_replay: int
+    total_env_steps: int
+    eval_every: int
+    checkpoint_every: int
+
+
+def replay_ratio_phase(cfg: ReplayRatioSettings) -> Phase:
+    """The one ``train`` phase of an off-policy agent: actors fill the agent replay and the
+    learner updates once every ``env_steps_per_update`` env steps (R2D2's family, Reactor)."""
+    schedule = ReplayRatio(
+        cfg.env_steps_per_update, cfg.batch_size, cfg.min_replay, cfg.total_env_steps
+    )
+    return Phase(
+        "train", schedule, eval_every=cfg.eval_every, checkpoint_every=cfg.checkpoint_every
+    )
+
+
+class Agent(ABC):
+    """An algorithm, as the run shell drives it (see the module docstring for the order of
+    the calls). Subclasses set ``name`` and ``config_cls`` and answer the abstract methods."""
+
+    name: ClassVar[str]
+    """The registry's name (``demostudio train NAME``), saved in checkpoints."""
     config_cls: ClassVar[type]
+    """The config dataclass; the CLI flags are generated from it."""
     acting_network: ClassVar[str] = "main"
     """The network the acting policy runs (its weights go to the actors)."""
-    uses_replay: ClassVar[bool] = True
+    uses_replay: ClassVar[bool] = False
     """The run keeps an agent replay filled by the actors (the main data source)."""
     final_eval_always: ClassVar[bool] = False
     """Evaluate at the end even when eval_every is 0 (BC)."""
@@ -119,17 +150,18 @@ class Agent:
         self.cfg = cfg
         self._network_obs_spec: ObsSpec | None = None
 
-    def configure(self, env: EnvInfo) -> None:
+    def configure(self, env: EnvInfo) -> None:  # noqa: B027 (a hook; its default does nothing)
         """Settle the config fields whose default depends on the env (a default per
         observation space) before the networks and the loss are built; config.json records
-        the settled values. Default: nothing depends on the env."""
+        the settled values. Called once per run. Default: nothing depends on the env."""
 
     # --- networks -------------------------------------------------------------------------
+    @abstractmethod
     def heads(self) -> dict[str, HeadSpec]:
-        """Heads of the ``main`` network."""
-        return {"q": HeadSpec("dueling_q")}
+        """Heads of the ``main`` network by name."""
 
     def network_specs(self, env: EnvInfo) -> dict[str, NetworkSpec]:
+        """The networks by name; default: ``main``, the config's torso with :meth:`heads`."""
         return {"main": self.main_spec(env, self.network_obs_spec(env, env.preprocess.spec))}
 
     def main_spec(self, env: EnvInfo, obs_spec: ObsSpec) -> NetworkSpec:
@@ -157,11 +189,14 @@ class Agent:
         """The learner's networks: by default one RecurrentNetwork per spec. Override to add
         other modules (RND's predictor and frozen target: parameters with
         ``requires_grad=False`` are kept and checkpointed but not trained). The acting
-        network must be a RecurrentNetwork (its spec is what restore rebuilds)."""
+        network must be a RecurrentNetwork (its spec is what restore rebuilds). Called more
+        than once, the first time on torch's meta device: build, set nothing."""
         return {k: RecurrentNetwork(s) for k, s in self.network_specs(env).items()}
 
     def target_rules(self) -> dict[str, TargetRule]:
-        return {"main": HardCopy(self.cfg.target_update_every)}
+        """Which networks get a target copy and how it follows (HardCopy / Polyak); default
+        none."""
+        return {}
 
     def param_groups(self, networks: Mapping[str, torch.nn.Module]) -> list[dict] | None:
         """Adam parameter groups over the trainable parameters of ``networks`` (a learning
@@ -169,8 +204,9 @@ class Agent:
         ``cfg.learning_rate``."""
         return None
 
+    @abstractmethod
     def loss(self) -> Loss:
-        return r2d2_loss
+        """``loss(learner, batch) -> LossOutput`` (|TD| for priorities optional)."""
 
     # --- environment ----------------------------------------------------------------------
     def make_env(self, render_mode: str | None = None) -> gym.Env:
@@ -185,11 +221,13 @@ class Agent:
         return make_env_with_kwargs(self.cfg.env, self.cfg.make_kwargs(), **extra)
 
     # --- acting ---------------------------------------------------------------------------
+    @abstractmethod
     def acting_selector(self, n: int) -> Selector:
-        cfg = self.cfg
-        return EpsilonGreedy(epsilon_ladder(n, cfg.epsilon_base, cfg.epsilon_alpha))
+        """The training policy over ``n`` envs: ``(action, extras)`` from the heads."""
 
     def eval_selector(self, epsilon: float) -> Selector:
+        """The evaluation and ``watch`` policy (one env); default: greedy on the first head,
+        a uniform action with probability ``epsilon``."""
         return EpsilonGreedy(np.array([epsilon]), head=next(iter(self.heads())))
 
     def demo_extras(self, actions: np.ndarray) -> dict[str, np.ndarray]:
@@ -204,42 +242,38 @@ class Agent:
 
     # --- data and schedule ----------------------------------------------------------------
     def sources(self, ctx: RunContext) -> list[DataSource]:
-        """Extra named sources mixed into batches besides the agent replay."""
+        """Extra named sources mixed into batches besides the agent replay, each complete
+        (its buffer, ratio and demo flag); the run shell mixes them."""
         return []
 
+    @abstractmethod
     def phases(self) -> list[Phase]:
-        cfg = self.cfg
-        return [
-            Phase(
-                "train",
-                ReplayRatio(
-                    cfg.env_steps_per_update, cfg.batch_size, cfg.min_replay, cfg.total_env_steps
-                ),
-                eval_every=cfg.eval_every,
-                checkpoint_every=cfg.checkpoint_every,
-            )
-        ]
+        """The run's phases in order, each with its schedule (ReplayRatio, OnPolicy,
+        Offline)."""
 
     # --- hooks ----------------------------------------------------------------------------
-    def start(self, ctx: RunContext) -> None:
+    def start(self, ctx: RunContext) -> None:  # noqa: B027 (a hook; its default does nothing)
         """Called once the learner, replay and sources exist (fresh or resumed run)."""
 
-    def on_phase_start(self, ctx: RunContext, phase: Phase) -> None: ...
+    def on_phase_start(self, ctx: RunContext, phase: Phase) -> None:  # noqa: B027 (a hook; its default does nothing)
+        """Called before the first iteration of ``phase``."""
 
-    def on_phase_end(self, ctx: RunContext, phase: Phase) -> None: ...
+    def on_phase_end(self, ctx: RunContext, phase: Phase) -> None:  # noqa: B027 (a hook; its default does nothing)
+        """Called after the last iteration of ``phase`` (or when the run stops in it)."""
 
-    def on_episode(self, ctx: RunContext, episode: FinishedEpisode) -> None:
+    def on_episode(self, ctx: RunContext, episode: FinishedEpisode) -> None:  # noqa: B027 (a hook; its default does nothing)
         """Called for every finished agent episode."""
 
     def on_rollout(self, ctx: RunContext, batch: SequenceBatch) -> SequenceBatch:
-        """On-policy: the rollout's segments before the epochs (add advantages, returns)."""
+        """On-policy: the rollout's segments before the epochs, returned with what the loss
+        needs added (advantages, returns)."""
         return batch
 
     def after_iteration(self, ctx: RunContext) -> bool:
         """Called after every schedule iteration (after logging); True stops the run."""
         return False
 
-    def finish(self, ctx: RunContext) -> None:
+    def finish(self, ctx: RunContext) -> None:  # noqa: B027 (a hook; its default does nothing)
         """Called when the phases are over, before the final evaluation."""
 
     def metrics(self, ctx: RunContext) -> dict[str, float]:
@@ -254,8 +288,8 @@ class Agent:
         """What the agent needs back on --resume (numbers, lists, tensors)."""
         return {}
 
-    def load_state_dict(self, state: Mapping[str, Any]) -> None:
+    def load_state_dict(self, state: Mapping[str, Any]) -> None:  # noqa: B027 (a hook; its default does nothing)
         """Restore what :meth:`state_dict` gave."""
 
 
-__all__ = ["Agent", "EnvInfo", "Phase"]
+__all__ = ["Agent", "EnvInfo", "Phase", "ReplayRatioSettings", "replay_ratio_phase"]

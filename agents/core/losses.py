@@ -1,4 +1,5 @@
-"""Value rescaling, n-step double-Q targets and the R2D2 sequence loss.
+"""What the Q-learning losses share: value rescaling, n-step double-Q targets, the burn-in
+unroll, the learned-step mask and the large-margin term.
 
 Tensors are time-major ``[T, B]`` (``[T, B, A]`` for action values).
 """
@@ -7,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from agents.core.batch import LearnerView, LossOutput, TorchBatch
+from agents.core.batch import LearnerView, TorchBatch
 from agents.core.networks import NetworkOutput, RecurrentNetwork
 
 
@@ -141,44 +142,6 @@ def q_values(learner: LearnerView, batch: TorchBatch) -> tuple[torch.Tensor, tor
     return q_online, q_target
 
 
-def r2d2_loss(
-    learner: LearnerView, batch: TorchBatch, margin_weight: float = 0.0, margin: float = 0.8
-) -> LossOutput:
-    """n-step double Q-learning with value rescaling over the trace (after burn-in); with
-    ``margin_weight`` > 0, plus that times DQfD's :func:`large_margin_loss` on the learned
-    steps of demo elements (``batch.is_demo``; priorities stay the TD errors)."""
-    cfg = learner.cfg
-    q_online, q_target = q_values(learner, batch)
-    greedy = q_online.argmax(dim=-1, keepdim=True)
-    bootstrap = q_target.gather(-1, greedy).squeeze(-1)
-    eps = cfg.rescale_eps if cfg.value_rescaling else None
-    target = n_step_targets(
-        batch.reward, batch.terminal, batch.mask, bootstrap, cfg.discount, cfg.n_step, eps
-    )
-    q_taken = q_online.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
-    learn = learn_mask(batch, cfg.burn_in)
-    td = (target.detach() - q_taken) * learn
-    per_step = 0.5 * td**2
-    metrics = {}
-    if margin_weight > 0:
-        on_demo = learn & batch.is_demo.unsqueeze(0)
-        gap = large_margin_loss(q_online, batch.action, margin) * on_demo
-        per_step = per_step + margin_weight * gap
-        metrics["loss_margin"] = float(gap.detach().sum() / on_demo.sum().clamp(min=1))
-    per_seq = per_step.sum(0) / learn.sum(0).clamp(min=1)
-    loss = (per_seq * batch.weight).mean()
-    return LossOutput(
-        loss=loss,
-        td_abs=td.detach().abs(),
-        learn_mask=learn,
-        metrics={
-            "loss": float(loss.detach()),
-            "q_mean": float((q_taken.detach() * learn).sum() / learn.sum().clamp(min=1)),
-            **metrics,
-        },
-    )
-
-
 __all__ = [
     "episode_starts",
     "inverse_value_rescale",
@@ -186,7 +149,6 @@ __all__ = [
     "learn_mask",
     "n_step_targets",
     "q_values",
-    "r2d2_loss",
     "unroll",
     "value_rescale",
 ]

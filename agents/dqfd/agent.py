@@ -5,7 +5,7 @@ interaction at the replay ratio."""
 
 from __future__ import annotations
 
-from agents.core.agent import Agent, Phase
+from agents.core.agent import Phase
 from agents.core.batch import Loss
 from agents.core.demos import demo_source
 from agents.core.mixing import DataSource
@@ -14,6 +14,7 @@ from agents.core.run import RunContext, TrainResult, train
 from agents.core.schedules import Offline
 from agents.dqfd.config import DQfDConfig
 from agents.dqfd.learning import DQfDLoss
+from agents.r2d2.agent import R2D2
 
 PRETRAINED_NAME = "pretrained.pt"
 """Checkpoint written in run_dir/checkpoints when pre-training ends."""
@@ -33,7 +34,7 @@ class PriorityShare:
         return self.demo.tree.total / total if total > 0 else 0.0
 
 
-class DQfD(Agent):
+class DQfD(R2D2):
     name = "dqfd"
     config_cls = DQfDConfig
 

@@ -9,18 +9,19 @@ from functools import partial
 from typing import Any
 
 from agents.core.actor import FinishedEpisode
-from agents.core.agent import Agent, EnvInfo
+from agents.core.agent import EnvInfo
 from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
-from agents.core.losses import r2d2_loss
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext, TrainResult, train
+from agents.r2d2.agent import R2D2
+from agents.r2d2.learning import r2d2_loss
 from agents.r2d3.config import R2D3Config, default_margin_weight
 from agents.r2d3.memory import EpisodeMemory
 
 
-class R2D3(Agent):
+class R2D3(R2D2):
     name = "r2d3"
     config_cls = R2D3Config
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.core.agent import Agent, EnvInfo
+from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
 from agents.core.mixing import DataSource, LinearSchedule
@@ -37,6 +37,7 @@ from agents.reactor.support import default_support
 class Reactor(Agent):
     name = "reactor"
     config_cls = ReactorConfig
+    uses_replay = True
 
     def __init__(self, cfg: ReactorConfig):
         super().__init__(cfg)
@@ -94,6 +95,9 @@ class Reactor(Agent):
 
     def demo_extras(self, actions: np.ndarray) -> dict[str, np.ndarray]:
         return demo_extras(actions, self.num_actions, self.full_behaviour)
+
+    def phases(self) -> list[Phase]:
+        return [replay_ratio_phase(self.cfg)]
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
         self.num_actions = ctx.info.num_actions

@@ -45,7 +45,6 @@ from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext
 from agents.core.schedules import Offline, OnPolicy
 from agents.core.sequences import EndBehavior, SequenceBatch, with_extras
-from agents.core.targets import TargetRule
 from agents.rnd_ppo.acting import LOGITS, BehaviourSample
 from agents.rnd_ppo.atari import make_env
 from agents.rnd_ppo.config import PPOConfig, RNDPPOConfig
@@ -123,9 +122,6 @@ class RNDPPO(Agent):
             nets["rnd_target"] = self.irw.rnd.target
             nets["rnd_predictor"] = self.irw.rnd.predictor
         return nets
-
-    def target_rules(self) -> dict[str, TargetRule]:
-        return {}
 
     def param_groups(self, networks: Mapping[str, torch.nn.Module]) -> list[dict]:
         cfg = self.cfg

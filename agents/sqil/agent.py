@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from agents.core.agent import Agent
 from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
 from agents.core.mixing import DataSource
 from agents.core.run import RunContext, TrainResult, train
+from agents.r2d2.agent import R2D2
 from agents.sqil.config import SQILConfig
 from agents.sqil.learning import sqil_loss
 
 
-class SQIL(Agent):
+class SQIL(R2D2):
     name = "sqil"
     config_cls = SQILConfig
 

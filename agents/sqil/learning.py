@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from agents.core.batch import LearnerView, LossOutput, TorchBatch
-from agents.core.losses import r2d2_loss
+from agents.r2d2.learning import r2d2_loss
 
 
 def sqil_rewards(is_demo: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:

@@ -8,10 +8,11 @@ import torch
 
 from agents.core.batch import LossOutput, TorchBatch, to_torch, uniform_sample
 from agents.core.demos import STEP_EXTRA, keep_demo_steps
-from agents.core.losses import episode_starts, learn_mask, r2d2_loss, unroll
+from agents.core.losses import episode_starts, learn_mask, unroll
 from agents.core.networks import RecurrentQNetwork
 from agents.core.preprocess import Leaf
 from agents.core.sequences import EndBehavior, SequenceWriter, concat_batches
+from agents.r2d2.learning import r2d2_loss
 
 BURN, TRACE, PERIOD = 4, 6, 3
 LENGTH = BURN + TRACE + 1

@@ -13,7 +13,7 @@ import pytest
 import torch
 
 from agents import registry
-from agents.core.agent import Agent, Phase
+from agents.core.agent import Agent, Phase, replay_ratio_phase
 from agents.core.batch import LossOutput, to_torch, uniform_sample
 from agents.core.checkpoint import CheckpointError, save_checkpoint
 from agents.core.config import DemoConfig, ReplayAgentConfig, config_to_dict
@@ -68,9 +68,6 @@ class ToyOnPolicy(Agent):
     def heads(self):
         return {"logits": HeadSpec("logits"), "value": HeadSpec("value")}
 
-    def target_rules(self):
-        return {}
-
     def loss(self):
         return _policy_gradient
 
@@ -96,9 +93,6 @@ class ToyOffline(Agent):
     def heads(self):
         return {"logits": HeadSpec("logits")}
 
-    def target_rules(self):
-        return {}
-
     def loss(self):
         def ce(learner, batch):
             logits = unroll(learner.network, batch, 0).heads["logits"]
@@ -112,8 +106,8 @@ class ToyOffline(Agent):
 
         return ce
 
-    def eval_selector(self, epsilon):
-        return EpsilonGreedy(np.array([epsilon]), head="logits")
+    def acting_selector(self, n):
+        return EpsilonGreedy(np.zeros(n), head="logits")
 
     def sources(self, ctx):
         seqs = demo_sequences(context_demos(self.cfg, ctx), ctx.preprocess, ctx.network, 9, 8,
@@ -132,6 +126,7 @@ class ToyReplay(Agent):
 
     name = "toy-replay"
     config_cls = ReplayAgentConfig
+    uses_replay = True
     seen_mu: ClassVar[list] = []
 
     def heads(self):
@@ -143,8 +138,8 @@ class ToyReplay(Agent):
     def acting_selector(self, n):
         return SoftmaxSample("logits")
 
-    def eval_selector(self, epsilon):
-        return EpsilonGreedy(np.array([epsilon]), head="logits")
+    def phases(self):
+        return [replay_ratio_phase(self.cfg)]
 
     def loss(self):
         def loss(learner, batch):

@@ -6,9 +6,10 @@ from __future__ import annotations
 import torch
 
 from agents.core.batch import TorchBatch
-from agents.core.losses import large_margin_loss, r2d2_loss
+from agents.core.losses import large_margin_loss
 from agents.core.networks import LSTMState, RecurrentQNetwork
 from agents.core.preprocess import Leaf
+from agents.r2d2.learning import r2d2_loss
 from agents.r2d3 import R2D3, R2D3Config
 
 T, B, A = 6, 4, 3

@@ -7,7 +7,7 @@ import pytest
 import torch
 
 from agents.core.logger import read_metrics
-from agents.core.losses import r2d2_loss
+from agents.r2d2.learning import r2d2_loss
 from agents.sqil import SQILConfig, sqil_loss, sqil_rewards, train_sqil
 
 from .conftest import TINY
