@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -11,8 +12,8 @@ import torch
 from agents.core.checkpoint import load_checkpoint
 from agents.core.restore import restore_agent
 from agents.registry import get_algorithm
-from agents.rnd_ppo import RNDPPO
-from agents.rnd_ppo.agent import rnd_leaf
+from agents.rnd_ppo import PPO, RNDPPO
+from agents.rnd_ppo.actor_critic import OnPolicyActorCritic, rnd_leaf
 from tests.agents_rnd_ppo.helpers import tiny
 
 
@@ -44,6 +45,14 @@ def test_ppo_has_no_intrinsic_parts(tmp_path):
     assert payload["algo"] == "ppo" and set(payload["networks"]) == {"main"}
     assert set(payload["network_specs"]["main"]["heads"]) == {"logits", "value_ext"}
     assert "intrinsic_reward" not in rows(result.run_dir, "train")[-1]
+
+
+def test_ppo_and_rnd_ppo_share_a_base_rather_than_one_extending_the_other():
+    assert not issubclass(PPO, RNDPPO) and not issubclass(RNDPPO, PPO)
+    assert PPO.__bases__ == RNDPPO.__bases__ == (OnPolicyActorCritic,)
+    ppo, rnd = PPO(tiny(Path("unused"), intrinsic=False)), RNDPPO(tiny(Path("unused")))
+    assert set(ppo.heads()) == {"logits", "value_ext"}
+    assert set(rnd.heads()) == {"logits", "value_ext", "value_int"}
 
 
 class _Watched(RNDPPO):
