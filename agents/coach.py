@@ -7,7 +7,7 @@ trainer's demo replay at once (and is saved as an episode file by the window's r
 
     main thread: the window                        trainer thread: train(agent)
     CoachAgent  own copy of the acting network  <- weights by version, every ~0.25 s
-                (never the learner's live module)   (CoachHooks.after_iteration)
+                (never the learner's live module)   (CoachedAgent.after_iteration)
     LiveDemoCutter  the window's steps -> sequences of the person's steps -> queue
                                                      -> drained into the demo replay
     window closed -> link.stop                    -> after_iteration says stop: final
@@ -41,6 +41,7 @@ from agents.core.policy import BatchPolicy
 from agents.core.preprocess import Preprocessor
 from agents.core.run import RunContext, TrainResult, train
 from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, take
+from agents.core.wrapper import AgentWrapper
 
 PUBLISH_SECONDS = 0.25
 """The window's policy gets new weights at most this often."""
@@ -149,14 +150,17 @@ class ActingTemplate(NamedTuple):
     cfg: Any
 
 
-class CoachHooks:
-    """Mixed in before an algorithm's Agent class (see :func:`coached`): publishes the acting
-    network and weights, drains corrections into the demo replay, reports progress and stops
-    when the window closes. Everything else is the algorithm's own."""
+class CoachedAgent(AgentWrapper):
+    """An algorithm's agent as the coach runs it: publishes the acting network and weights,
+    drains corrections into the demo replay, reports progress and stops when the window
+    closes. Everything else is the algorithm's own (same name, config and checkpoints:
+    ``train ALGO --resume`` and ``watch`` read a coached run as any other)."""
 
-    link: CoachLink
-    _demo: DataSource | None = None
-    _published = 0.0
+    def __init__(self, agent: Agent, link: CoachLink):
+        super().__init__(agent)
+        self.link = link
+        self._demo: DataSource | None = None
+        self._published = 0.0
 
     def start(self, ctx: RunContext) -> None:
         super().start(ctx)
@@ -220,7 +224,7 @@ class CoachHooks:
         old = self.link.progress
         self.link.progress = old._replace(
             env_steps=ctx.counters["env_steps"],
-            total_env_steps=getattr(ctx.cfg, "total_env_steps", 0),
+            total_env_steps=ctx.cfg.total_env_steps,
             updates=ctx.learner.updates,
             recent_return=(
                 float(np.mean(ctx.recent_returns[-10:])) if ctx.recent_returns else math.nan
@@ -230,13 +234,9 @@ class CoachHooks:
         )
 
 
-def coached(agent_cls: type[Agent], cfg: Any, link: CoachLink) -> Agent:
-    """An instance of ``agent_cls`` with :class:`CoachHooks` (same name, config and
-    checkpoints: ``train ALGO --resume`` and ``watch`` read a coached run as any other)."""
-    cls = type(agent_cls.__name__, (CoachHooks, agent_cls), {})
-    agent = cls(cfg)
-    agent.link = link
-    return agent
+def coached(agent_cls: type[Agent], cfg: Any, link: CoachLink) -> CoachedAgent:
+    """An ``agent_cls`` on ``cfg``, run by the coach (:class:`CoachedAgent`)."""
+    return CoachedAgent(agent_cls(cfg), link)
 
 
 def run_training(agent: Agent, link: CoachLink) -> None:
@@ -350,9 +350,9 @@ class LiveDemoCutter:
 __all__ = [
     "ActingTemplate",
     "CoachAgent",
-    "CoachHooks",
     "CoachLink",
     "CoachProgress",
+    "CoachedAgent",
     "LiveDemoCutter",
     "coach_config_cls",
     "coached",

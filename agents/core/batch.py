@@ -17,6 +17,19 @@ from agents.core.networks import LSTMState
 from agents.core.sequences import SequenceBatch
 
 
+class SourceSizes(NamedTuple):
+    """What each data source held when a batch was drawn, ``[S]`` each, indexed as
+    ``Sample.names``: for a loss that weights its elements as if every source were one
+    prioritized replay (DQfD)."""
+
+    size: np.ndarray
+    """Sequences held."""
+    total: np.ndarray
+    """float64 sum of the held sequences' priorities."""
+    beta: np.ndarray
+    """float64 importance-weight exponent the source's elements were weighted with."""
+
+
 class TorchBatch(NamedTuple):
     """A sampled batch on the learner's device, time-major ``[T, B, ...]``."""
 
@@ -36,6 +49,8 @@ class TorchBatch(NamedTuple):
     """``[B]`` bool, the element came from a source flagged ``demo``."""
     extras: dict[str, torch.Tensor]
     """``[T, B, ...]`` per-step policy extras (mu, log-probabilities, values, ...)."""
+    held: SourceSizes | None = None
+    """What each source held when the batch was drawn (None: not drawn from sources)."""
 
 
 class Sample(NamedTuple):
@@ -52,6 +67,8 @@ class Sample(NamedTuple):
     """``[B]`` bool, the element's source holds demonstrations."""
     names: tuple[str, ...] = ()
     """Source names, in index order."""
+    held: SourceSizes | None = None
+    """What each source held when the batch was drawn (None: not drawn from sources)."""
 
 
 def uniform_sample(batch: SequenceBatch, index: np.ndarray | None = None) -> Sample:
@@ -81,6 +98,7 @@ def to_torch(sample: Sample, device: torch.device) -> TorchBatch:
         source=torch.from_numpy(np.asarray(sample.source)).to(device),
         is_demo=torch.from_numpy(np.asarray(sample.is_demo, bool)).to(device),
         extras={k: tm(v) for k, v in b.extras.items()},
+        held=sample.held,
     )
 
 
@@ -123,6 +141,7 @@ __all__ = [
     "Loss",
     "LossOutput",
     "Sample",
+    "SourceSizes",
     "TorchBatch",
     "to_torch",
     "uniform_sample",

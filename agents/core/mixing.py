@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from agents.core.batch import Sample
+from agents.core.batch import Sample, SourceSizes
 from agents.core.replay import PrioritizedSequenceReplay, sequence_priority
 from agents.core.sequences import concat_batches
 
@@ -120,6 +120,12 @@ class ReplayMix:
         w = np.concatenate(weights)
         source = np.concatenate(sources)
         demo = np.array([s.demo for s in self.sources])
+        betas = [b.beta if beta is None else beta for b in self.buffers]
+        held = SourceSizes(
+            np.array([len(b) for b in self.buffers], np.int64),
+            np.array([b.tree.total for b in self.buffers], np.float64),
+            np.array(betas, np.float64),
+        )
         return Sample(
             batch=concat_batches(parts),
             weight=(w / w.max()).astype(np.float32),
@@ -127,6 +133,7 @@ class ReplayMix:
             index=np.concatenate(indices),
             is_demo=demo[source],
             names=tuple(s.name for s in self.sources),
+            held=held,
         )
 
     def update_priorities(self, sample: Sample, td_abs: np.ndarray, mask: np.ndarray) -> None:

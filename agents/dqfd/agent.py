@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from agents.core.agent import Phase
 from agents.core.batch import Loss
-from agents.core.demos import demo_source
+from agents.core.demos import build_demo_replay
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext, TrainResult, train
@@ -18,6 +18,7 @@ from agents.r2d2.agent import R2D2
 
 PRETRAINED_NAME = "pretrained.pt"
 """Checkpoint written in run_dir/checkpoints when pre-training ends."""
+DEMO_SOURCE = "demo replay"
 
 
 class PriorityShare:
@@ -38,20 +39,13 @@ class DQfD(R2D2):
     name = "dqfd"
     config_cls = DQfDConfig
 
-    def __init__(self, cfg: DQfDConfig):
-        super().__init__(cfg)
-        self.dqfd_loss = DQfDLoss(cfg)
-        self.share: PriorityShare | None = None
-
     def loss(self) -> Loss:
-        return self.dqfd_loss
+        return DQfDLoss(self.cfg)
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
-        source = demo_source(self.cfg, ctx, lambda _t: 0.0)
-        self.share = PriorityShare(source.buffer, ctx.replay)
-        source.ratio = self.share
-        self.dqfd_loss.buffers = [ctx.replay, source.buffer]  # in the mix's source order
-        return [source]
+        """The demo replay, drawn from with its share of both replays' priorities."""
+        demos = build_demo_replay(self.cfg, ctx)
+        return [DataSource(DEMO_SOURCE, demos, PriorityShare(demos, ctx.replay), demo=True)]
 
     def phases(self) -> list[Phase]:
         cfg = self.cfg
@@ -66,7 +60,7 @@ class DQfD(R2D2):
         return ([pretrain] if cfg.pretrain_updates else []) + super().phases()
 
     def metrics(self, ctx: RunContext) -> dict[str, float]:
-        return {"demo_priority_share": self.share(0)} if self.share else {}
+        return {"demo_priority_share": float(ctx.mix.source(DEMO_SOURCE).ratio(0))}
 
 
 def train_dqfd(cfg: DQfDConfig) -> TrainResult:

@@ -6,14 +6,12 @@ Tensors are time-major ``[T, B]`` (``[T, B, A]`` for action values), as in the c
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import torch
 
-from agents.core.batch import LearnerView, LossOutput, TorchBatch
+from agents.core.batch import LearnerView, LossOutput, SourceSizes, TorchBatch
 from agents.core.losses import large_margin_loss, learn_mask, n_step_targets, q_values
-from agents.core.replay import PrioritizedSequenceReplay
 
 if TYPE_CHECKING:
     from agents.dqfd.config import DQfDConfig
@@ -24,10 +22,9 @@ def l2_penalty(module: torch.nn.Module) -> torch.Tensor:
     return sum((p**2).sum() for p in module.parameters() if p.requires_grad)
 
 
-def global_weights(
-    weight: torch.Tensor, source: torch.Tensor, buffers: Sequence[PrioritizedSequenceReplay]
-) -> torch.Tensor:
-    """Importance weights as if all ``buffers`` were ONE prioritized replay.
+def global_weights(weight: torch.Tensor, source: torch.Tensor, held: SourceSizes) -> torch.Tensor:
+    """Importance weights as if all sources (what each ``held`` when the batch was drawn)
+    were ONE prioritized replay.
 
     Each buffer weights its items by ``(N_b P_b(i))^-beta`` with its own size and total;
     sampling buffer ``b`` with probability ``T_b / T`` (its share of the summed priorities)
@@ -35,9 +32,9 @@ def global_weights(
     ``(N T_b / (N_b T))^-beta``. ``weight``/``source``: ``[B]``; -> ``[B]`` normalised by
     the batch maximum.
     """
-    sizes = torch.tensor([len(b) for b in buffers], dtype=torch.float64)
-    totals = torch.tensor([b.tree.total for b in buffers], dtype=torch.float64)
-    betas = torch.tensor([b.beta for b in buffers], dtype=torch.float64)
+    sizes = torch.as_tensor(held.size, dtype=torch.float64)
+    totals = torch.as_tensor(held.total, dtype=torch.float64)
+    betas = torch.as_tensor(held.beta, dtype=torch.float64)
     filled = (sizes > 0) & (totals > 0)  # an empty buffer provides no element to weight
     ratio = torch.where(
         filled, sizes.sum() * totals / (sizes.clamp(min=1) * totals.sum().clamp(min=1e-12)), 1.0
@@ -50,14 +47,13 @@ def global_weights(
 class DQfDLoss:
     """The DQfD loss as a core loss (``loss(learner, batch)``).
 
-    The margin loss and the demo priority bonus apply to ``batch.is_demo`` elements;
-    ``buffers`` (all sources in mixing order, or None) turn the per-buffer importance
-    weights into those of one shared prioritized replay.
+    The margin loss and the demo priority bonus apply to ``batch.is_demo`` elements; a
+    batch drawn from the data sources (``batch.held``) has its per-buffer importance weights
+    turned into those of one shared prioritized replay.
     """
 
-    def __init__(self, cfg: DQfDConfig, buffers: Sequence[PrioritizedSequenceReplay] | None = None):
+    def __init__(self, cfg: DQfDConfig):
         self.cfg = cfg
-        self.buffers = buffers
 
     def __call__(self, learner: LearnerView, batch: TorchBatch) -> LossOutput:
         cfg = self.cfg
@@ -81,8 +77,8 @@ class DQfDLoss:
         per_step = 0.5 * td_1**2 + cfg.lambda_n_step * 0.5 * td_n**2 + cfg.lambda_margin * margin
         per_seq = per_step.sum(0) / learn.sum(0).clamp(min=1)
         weight = batch.weight
-        if self.buffers is not None:
-            weight = global_weights(weight, batch.source, self.buffers)
+        if batch.held is not None:
+            weight = global_weights(weight, batch.source, batch.held)
         l2 = l2_penalty(learner.network)
         loss = (per_seq * weight).mean() + cfg.lambda_l2 * l2
         bonus = torch.where(demo, cfg.demo_priority_bonus, cfg.agent_priority_bonus)

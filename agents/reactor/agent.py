@@ -51,8 +51,9 @@ class Reactor(Agent):
     def configure(self, env: EnvInfo) -> None:
         """Settle the value support the flags left open: ``--v-min`` / ``--v-max`` from the
         env's reward bounds and step limit (:mod:`agents.reactor.support`); a given value
-        wins."""
+        wins. The env's number of actions sizes the demo steps' behaviour."""
         cfg = self.cfg
+        self.num_actions = env.num_actions
         if cfg.v_min is None or cfg.v_max is None:
             v_min, v_max = default_support(env.env, cfg.discount, cfg.reward_clip)
             cfg.v_min = v_min if cfg.v_min is None else cfg.v_min
@@ -100,7 +101,6 @@ class Reactor(Agent):
         return [replay_ratio_phase(self.cfg)]
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
-        self.num_actions = ctx.info.num_actions
         return [] if self.demo_mix is None else [self.demo_mix.source(ctx)]
 
     def start(self, ctx: RunContext) -> None:

@@ -40,7 +40,6 @@ from agents.core.demos import context_demos, demo_sequences
 from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
-from agents.core.obs_norm import random_policy_observations
 from agents.core.policy import EpsilonGreedy, Selector
 from agents.core.preprocess import ObsSpec, Preprocessor
 from agents.core.replay import PrioritizedSequenceReplay
@@ -51,31 +50,11 @@ from agents.rnd_ppo.acting import LOGITS, BehaviourSample
 from agents.rnd_ppo.atari import make_env
 from agents.rnd_ppo.config import RNDPPOConfig
 from agents.rnd_ppo.full_grid import FULL_GRID, FullGridObservation, policy_spec
-from agents.rnd_ppo.learning import bc_terms, ppo_terms, predictor_terms, rnd_input
-from agents.rnd_ppo.rnd import IntrinsicReward
-from agents.rnd_ppo.rollout import rollout_targets, scale_by_stream
+from agents.rnd_ppo.intrinsic import PREDICTOR, RNDBonus, rnd_networks
+from agents.rnd_ppo.learning import bc_terms, ppo_terms
+from agents.rnd_ppo.rollout import rollout_targets
 
 PRETRAIN = "pretrain"
-
-
-def rnd_leaf(cfg: RNDPPOConfig, info: EnvInfo) -> str:
-    """The observation leaf the RND networks read: the whole grid with --rnd-full-grid,
-    --rnd-leaf, the only leaf, or the only image/grid leaf."""
-    if cfg.rnd_full_grid:
-        return FULL_GRID
-    spec = info.preprocess.spec
-    if cfg.rnd_leaf:
-        if cfg.rnd_leaf not in spec:
-            raise ValueError(f"--rnd-leaf: expected one of {sorted(spec)}, got {cfg.rnd_leaf!r}")
-        return cfg.rnd_leaf
-    if len(spec) == 1:
-        return next(iter(spec))
-    images = [k for k, leaf in spec.items() if leaf.kind in ("frame", "grid")]
-    if len(images) != 1:
-        raise ValueError(
-            f"--rnd-leaf: expected a leaf name for observations of {sorted(spec)}, got none"
-        )
-    return images[0]
 
 
 class OnPolicyActorCritic(Agent):
@@ -87,14 +66,19 @@ class OnPolicyActorCritic(Agent):
 
     def __init__(self, cfg: RNDPPOConfig):
         super().__init__(cfg)
-        self.irw: IntrinsicReward | None = None
-        self.leaf = ""
+        self.bonus: RNDBonus | None = None
+        """RND's statistics (with --intrinsic), made by :meth:`configure`."""
         self.demos: PrioritizedSequenceReplay | None = None
         self.phase = ""
         self.generator = torch.Generator().manual_seed(cfg.seed + 5)
         self.rollout_returns: list[float] = []
         self.bc_schedule = LinearSchedule(cfg.bc_coef, 0.0, cfg.bc_anneal_steps)
         self.env_steps = 0
+
+    def configure(self, env: EnvInfo) -> None:
+        """With --intrinsic: RND's leaf and statistics for this env."""
+        if self.cfg.intrinsic:
+            self.bonus = RNDBonus(self.cfg, env)
 
     # --- networks -------------------------------------------------------------------------
     def heads(self) -> dict[str, HeadSpec]:
@@ -112,18 +96,10 @@ class OnPolicyActorCritic(Agent):
         return self.network_obs_spec(env, policy_spec(env.preprocess.spec))
 
     def build_networks(self, env: EnvInfo) -> dict[str, torch.nn.Module]:
-        cfg = self.cfg
-        nets: dict[str, torch.nn.Module] = {
-            "main": RecurrentNetwork(self.network_specs(env)["main"])
-        }
-        if cfg.intrinsic:
-            self.leaf = rnd_leaf(cfg, env)
-            leaf = env.preprocess.spec[self.leaf]
-            shape = tuple(rnd_input(torch.zeros(1, *leaf.shape), cfg.rnd_frame_stack).shape[1:])
-            self.irw = IntrinsicReward(shape, cfg.total_envs, cfg.gamma_int, cfg.obs_norm_clip,
-                                       cfg.rnd_embed_dim, cfg.rnd_hidden)  # fmt: skip
-            nets["rnd_target"] = self.irw.rnd.target
-            nets["rnd_predictor"] = self.irw.rnd.predictor
+        """``main``, and with --intrinsic the RND target and predictor."""
+        nets = {"main": RecurrentNetwork(self.network_specs(env)["main"])}
+        if self.cfg.intrinsic:
+            nets.update(rnd_networks(self.cfg, env))
         return nets
 
     def param_groups(self, networks: Mapping[str, torch.nn.Module]) -> list[dict]:
@@ -132,9 +108,9 @@ class OnPolicyActorCritic(Agent):
         for name, p in networks["main"].named_parameters():
             (value if name.startswith("heads.value_") else policy).append(p)
         groups = [{"params": policy, "lr": cfg.lr_policy}, {"params": value, "lr": cfg.lr_value}]
-        if "rnd_predictor" in networks:
+        if PREDICTOR in networks:
             groups.append(
-                {"params": list(networks["rnd_predictor"].parameters()), "lr": cfg.lr_predictor}
+                {"params": list(networks[PREDICTOR].parameters()), "lr": cfg.lr_predictor}
             )
         return groups
 
@@ -215,10 +191,9 @@ class OnPolicyActorCritic(Agent):
             return LossOutput(
                 bc, metrics={"bc_loss": float(bc.detach()), "bc_accuracy": float(acc)}
             )
-        loss, metrics = ppo_terms(cfg, net, batch, self.irw is not None)
-        if self.irw is not None:
-            rnd = predictor_terms(self.irw, batch, self.leaf, cfg.rnd_frame_stack,
-                                  cfg.update_proportion, self.generator)  # fmt: skip
+        loss, metrics = ppo_terms(cfg, net, batch, self.bonus is not None)
+        if self.bonus is not None:
+            rnd = self.bonus.loss(learner.networks, batch, self.generator)
             loss = loss + rnd
             metrics["rnd_loss"] = float(rnd.detach())
         coef = self.bc_schedule(self.env_steps) if self.demos is not None else 0.0
@@ -236,15 +211,12 @@ class OnPolicyActorCritic(Agent):
 
     def start(self, ctx: RunContext) -> None:
         """A fresh RND run: observation statistics from random-policy steps."""
-        cfg = self.cfg
-        if self.irw is None or self.irw.obs_norm.rms.count > 0 or not cfg.obs_norm_init_steps:
+        if self.bonus is None:
             return
-        for obs in random_policy_observations(self.make_env, cfg.num_envs,
-                                              cfg.obs_norm_init_steps, ctx.info.num_actions,
-                                              cfg.seed):  # fmt: skip
-            x = ctx.preprocess(obs)[self.leaf]
-            self.irw.observe(rnd_input(torch.from_numpy(np.asarray(x)), cfg.rnd_frame_stack))
-        ctx.logger.log("obs_norm_init", 0, random_steps=cfg.obs_norm_init_steps * cfg.num_envs)
+        steps = self.bonus.observe_random_steps(self.make_env, ctx.preprocess,
+                                                ctx.info.num_actions)  # fmt: skip
+        if steps:
+            ctx.logger.log("obs_norm_init", 0, random_steps=steps)
 
     def on_episode(self, ctx: RunContext, episode) -> None:
         self.rollout_returns.append(episode.total_return)
@@ -257,18 +229,11 @@ class OnPolicyActorCritic(Agent):
             out = ctx.network(tb.obs, tb.prev_action, tb.prev_reward, tb.state)
         s = tb.action.shape[0] - 1
         reward_int = value_int = None
-        if self.irw is not None:
-            real = batch.mask[:, :-1].T  # [S, B]
-            nxt = rnd_input(tb.obs[self.leaf][1:], cfg.rnd_frame_stack)  # [S, B, ...]
-            raw = self.irw.raw(nxt).cpu().numpy()
-            env = batch.extras["env"][:, 0].astype(np.int64)
-            scaled = scale_by_stream(self.irw.scaler, raw, real, env)
-            reward_int = torch.from_numpy(scaled.astype(np.float32)).to(ctx.device)
-            self.irw.observe(nxt[torch.from_numpy(real).to(ctx.device)])
+        if self.bonus is not None:
+            reward_int, metrics = self.bonus.rollout_rewards(ctx.learner.networks, tb, batch)
             value_int = out.heads["value_int"]
-            if real.any():
-                ctx.record({"intrinsic_reward": float(scaled[real].mean()),
-                            "intrinsic_raw": float(raw[real].mean())})  # fmt: skip
+            if metrics:
+                ctx.record(metrics)
         start_int = None
         if value_int is not None:
             starts = episode_starts(tb)  # [B]
@@ -299,20 +264,11 @@ class OnPolicyActorCritic(Agent):
         return False
 
     def state_dict(self) -> dict[str, Any]:
-        if self.irw is None:
-            return {}
-        return {"obs_norm": self.irw.obs_norm.state_dict(), "scaler": self.irw.scaler.state_dict()}
+        return {} if self.bonus is None else self.bonus.state_dict()
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        if self.irw is None:
-            return
-        for key in ("obs_norm", "scaler"):
-            if key not in state:
-                raise ValueError(
-                    f"agent_state: expected {key!r} (RND statistics), got {sorted(state)}"
-                )
-        self.irw.obs_norm.load_state_dict(state["obs_norm"])
-        self.irw.scaler.load_state_dict(state["scaler"])
+        if self.bonus is not None:
+            self.bonus.load_state_dict(state)
 
 
-__all__ = ["OnPolicyActorCritic", "rnd_leaf"]
+__all__ = ["OnPolicyActorCritic"]

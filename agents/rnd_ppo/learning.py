@@ -10,7 +10,7 @@ import torch
 from agents.core.batch import TorchBatch
 from agents.rnd_ppo.acting import LOGITS, policy_terms
 from agents.rnd_ppo.ppo_loss import ValueTerms, masked_mean, ppo_loss
-from agents.rnd_ppo.rnd import IntrinsicReward
+from agents.rnd_ppo.rnd import RND, IntrinsicReward
 
 
 def rnd_input(obs: torch.Tensor, frames: int) -> torch.Tensor:
@@ -51,6 +51,7 @@ def ppo_terms(
 
 def predictor_terms(
     irw: IntrinsicReward,
+    rnd: RND,
     batch: TorchBatch,
     leaf: str,
     frames: int,
@@ -60,7 +61,7 @@ def predictor_terms(
     """The RND predictor's loss on a ``share`` of the next observations of the real steps."""
     mask = batch.mask[:-1]
     nxt = rnd_input(batch.obs[leaf][1:], frames)[mask]
-    return irw.loss(nxt, share, generator)
+    return irw.loss(rnd, nxt, share, generator)
 
 
 __all__ = ["bc_terms", "ppo_terms", "predictor_terms", "rnd_input"]

@@ -9,8 +9,9 @@ The intrinsic reward of step t is the novelty of the observation the action led 
 (``x_{t+1}``). Images ``[C, H, W]`` (C stacked grey frames, H, W >= 32) go through the
 paper's convolutional networks; anything else is flattened into an MLP. The target's
 parameters never receive a gradient (``requires_grad`` False); optimise only
-``rnd.predictor.parameters()``. The target stays in the state dict, so a resumed run keeps
-the same random features.
+``rnd.predictor.parameters()``. The learner holds the two networks (``rnd_target``,
+``rnd_predictor``), so checkpoints keep the target and a resumed run has the same random
+features; :class:`IntrinsicReward` keeps the statistics RND needs between rollouts.
 """
 
 from __future__ import annotations
@@ -85,13 +86,21 @@ def build_predictor(shape: tuple[int, ...], embed_dim: int, hidden: int) -> nn.M
 
 
 class RND(nn.Module):
-    """Target and predictor for normalised observations of shape ``shape``."""
+    """The target f and the predictor f_hat, viewed together (the modules are not copied)."""
 
-    def __init__(self, shape: tuple[int, ...], embed_dim: int = 512, hidden: int = 256):
+    def __init__(self, target: nn.Module, predictor: nn.Module):
         super().__init__()
-        self.shape = tuple(shape)
-        self.target = build_target(self.shape, embed_dim, hidden)
-        self.predictor = build_predictor(self.shape, embed_dim, hidden)
+        self.target = target
+        self.predictor = predictor
+
+    @classmethod
+    def build(cls, shape: tuple[int, ...], embed_dim: int = 512, hidden: int = 256) -> RND:
+        """New networks for normalised observations of ``shape``: the target, then the
+        predictor."""
+        shape = tuple(shape)
+        return cls(
+            build_target(shape, embed_dim, hidden), build_predictor(shape, embed_dim, hidden)
+        )
 
     def prediction_error(self, obs: torch.Tensor) -> torch.Tensor:
         """``[N, *shape]`` normalised observations -> ``[N]`` e(x) (grad into the predictor)."""
@@ -114,20 +123,13 @@ class RND(nn.Module):
 
 
 class IntrinsicReward:
-    """Everything RND keeps between rollouts: the networks, the observation normaliser
+    """What RND keeps between rollouts besides the networks: the observation normaliser
     and the intrinsic reward scaler, with one state dict for checkpoints."""
 
-    def __init__(
-        self,
-        shape: tuple[int, ...],
-        num_envs: int,
-        gamma_int: float,
-        obs_clip: float = 5.0,
-        embed_dim: int = 512,
-        hidden: int = 256,
-    ):
-        self.rnd = RND(shape, embed_dim, hidden)
-        self.obs_norm = ObservationNormalizer(tuple(shape), obs_clip)
+    def __init__(self, shape: tuple[int, ...], num_envs: int, gamma_int: float,
+                 obs_clip: float = 5.0):  # fmt: skip
+        self.shape = tuple(shape)
+        self.obs_norm = ObservationNormalizer(self.shape, obs_clip)
         self.scaler = IntrinsicRewardScaler(gamma_int, num_envs)
 
     def observe(self, obs: np.ndarray | torch.Tensor) -> None:
@@ -135,38 +137,37 @@ class IntrinsicReward:
         self.obs_norm.update(obs)
 
     @torch.no_grad()
-    def raw(self, next_obs: torch.Tensor) -> torch.Tensor:
+    def raw(self, rnd: RND, next_obs: torch.Tensor) -> torch.Tensor:
         """``[T, B, *shape]`` raw next observations -> ``[T, B]`` unscaled e(x_{t+1})."""
         t, b = next_obs.shape[:2]
         x = self.obs_norm(next_obs.reshape(t * b, *next_obs.shape[2:]))
-        return self.rnd.prediction_error(x).reshape(t, b)
+        return rnd.prediction_error(x).reshape(t, b)
 
-    def rewards(self, next_obs: torch.Tensor) -> torch.Tensor:
+    def rewards(self, rnd: RND, next_obs: torch.Tensor) -> torch.Tensor:
         """``[T, B, *shape]`` raw next observations of a rollout -> ``[T, B]`` intrinsic
         rewards, scaled by the running std of the intrinsic return (updates the scaler)."""
-        return self.scaler(self.raw(next_obs))
+        return self.scaler(self.raw(rnd, next_obs))
 
     def loss(
         self,
+        rnd: RND,
         obs: torch.Tensor,
         update_proportion: float,
         generator: torch.Generator | None = None,
     ) -> torch.Tensor:
         """Predictor loss on ``[N, *shape]`` raw observations (normalised here)."""
-        return self.rnd.predictor_loss(self.obs_norm(obs), update_proportion, generator)
+        return rnd.predictor_loss(self.obs_norm(obs), update_proportion, generator)
 
     def state_dict(self) -> dict[str, Any]:
-        return {
-            "rnd": self.rnd.state_dict(),
-            "obs_norm": self.obs_norm.state_dict(),
-            "scaler": self.scaler.state_dict(),
-        }
+        return {"obs_norm": self.obs_norm.state_dict(), "scaler": self.scaler.state_dict()}
 
     def load_state_dict(self, state: Mapping[str, Any]) -> None:
-        for key in ("rnd", "obs_norm", "scaler"):
+        """What :meth:`state_dict` gave (a checkpoint's ``agent_state``)."""
+        for key in ("obs_norm", "scaler"):
             if key not in state:
-                raise ValueError(f"expected key {key!r} in the RND state, got {sorted(state)}")
-        self.rnd.load_state_dict(state["rnd"])
+                raise ValueError(
+                    f"agent_state: expected {key!r} (RND statistics), got {sorted(state)}"
+                )
         self.obs_norm.load_state_dict(state["obs_norm"])
         self.scaler.load_state_dict(state["scaler"])
 

@@ -98,11 +98,30 @@ def test_global_weights_match_one_shared_replay():
     )
     sample = mix.sample(16, 0)
     w = global_weights(torch.from_numpy(sample.weight), torch.from_numpy(sample.source),
-                       [agent, demo])  # fmt: skip
+                       sample.held)  # fmt: skip
     # by hand: one replay of 40 items, P(i) = p_i^a / (sum of both trees)
     total = agent.tree.total + demo.tree.total
     p = np.where(sample.source == 0, agent.tree.get(sample.index), demo.tree.get(sample.index))
     want = (40 * p / total) ** -0.6
+    np.testing.assert_allclose(w.numpy(), want / want.max(), rtol=1e-5)
+
+
+def test_global_weights_use_the_exponent_the_batch_was_weighted_with():
+    """With an annealed beta (--priority-beta-final) each buffer weights by the mix's beta,
+    and so does the one shared replay the weights stand for."""
+    agent, demo = _buffers(30, 10)
+    rng = np.random.default_rng(1)
+    agent.update_priorities(np.arange(30), rng.uniform(0.1, 2, 30))
+    share = PriorityShare(demo, agent)
+    mix = ReplayMix(agent, [DataSource("demo", demo, share, demo=True)], seed=0,
+                    beta=lambda _t: 1.0)  # fmt: skip
+    sample = mix.sample(16, 0)
+    assert sample.held.beta.tolist() == [1.0, 1.0] and sample.held.size.tolist() == [30, 10]
+    w = global_weights(torch.from_numpy(sample.weight), torch.from_numpy(sample.source),
+                       sample.held)  # fmt: skip
+    total = agent.tree.total + demo.tree.total
+    p = np.where(sample.source == 0, agent.tree.get(sample.index), demo.tree.get(sample.index))
+    want = (40 * p / total) ** -1.0
     np.testing.assert_allclose(w.numpy(), want / want.max(), rtol=1e-5)
 
 
@@ -115,7 +134,7 @@ def test_demo_priority_bonus_keeps_demos_sampled():
         cfg = DQfDConfig(demos=("x",), burn_in=0, trace=5, n_step=3,
                          demo_priority_bonus=demo_bonus, agent_priority_bonus=0.001)  # fmt: skip
         agent, demo = _buffers(200, 10)
-        loss = DQfDLoss(cfg, buffers=[agent, demo])
+        loss = DQfDLoss(cfg)
         share = PriorityShare(demo, agent)
         mix = ReplayMix(agent, [DataSource("demo", demo, share, demo=True)], seed=0)
         learner = make_learner(cfg, loss)

@@ -13,7 +13,8 @@ from agents.core.checkpoint import load_checkpoint
 from agents.core.restore import restore_agent
 from agents.registry import get_algorithm
 from agents.rnd_ppo import PPO, RNDPPO
-from agents.rnd_ppo.actor_critic import OnPolicyActorCritic, rnd_leaf
+from agents.rnd_ppo.actor_critic import OnPolicyActorCritic
+from agents.rnd_ppo.intrinsic import rnd_leaf
 from tests.agents_rnd_ppo.helpers import tiny
 
 
@@ -47,6 +48,28 @@ def test_ppo_has_no_intrinsic_parts(tmp_path):
     assert "intrinsic_reward" not in rows(result.run_dir, "train")[-1]
 
 
+def test_building_the_networks_sets_nothing_on_the_agent(tmp_path):
+    """The run shell builds the networks more than once (first on the meta device, to count
+    and check sizes): RND's statistics come from configure, once; the builds are pure."""
+    from agents.core.agent import EnvInfo
+    from agents.core.preprocess import make_preprocessor
+    from demostudio.episode import make_env
+
+    agent = RNDPPO(tiny(tmp_path / "run"))
+    env = make_env("CartPole-v1")
+    info = EnvInfo("CartPole-v1", env, make_preprocessor(env.observation_space))
+    agent.configure(info)
+    bonus, before = agent.bonus, {k: id(v) for k, v in vars(agent).items()}
+    with torch.device("meta"):
+        meta = agent.build_networks(info)
+    nets = agent.build_networks(info)
+    assert {k: id(v) for k, v in vars(agent).items()} == before and agent.bonus is bonus
+    assert set(meta) == set(nets) == {"main", "rnd_target", "rnd_predictor"}
+    assert all(p.device.type == "meta" for p in meta["rnd_predictor"].parameters())
+    assert bonus.reward.obs_norm.rms.count == 0 and bonus.leaf == "obs"
+    env.close()
+
+
 def test_ppo_and_rnd_ppo_share_a_base_rather_than_one_extending_the_other():
     assert not issubclass(PPO, RNDPPO) and not issubclass(RNDPPO, PPO)
     assert PPO.__bases__ == RNDPPO.__bases__ == (OnPolicyActorCritic,)
@@ -60,6 +83,7 @@ class _Watched(RNDPPO):
 
     def start(self, ctx):
         super().start(ctx)
+        self.networks = ctx.learner.networks
         self.at_start = {
             k: {n: t.clone() for n, t in ctx.learner.networks[k].state_dict().items()}
             for k in ("rnd_target", "rnd_predictor")
@@ -74,7 +98,7 @@ def test_target_network_never_changes(tmp_path):
     final = load_checkpoint(tmp_path / "run" / "checkpoints" / "final.pt")["networks"]
     for name, t in agent.at_start["rnd_target"].items():
         assert torch.equal(final["rnd_target"][name], t), name
-    assert all(not p.requires_grad for p in agent.irw.rnd.target.parameters())
+    assert all(not p.requires_grad for p in agent.networks["rnd_target"].parameters())
     moved = [not torch.equal(final["rnd_predictor"][n], t)
              for n, t in agent.at_start["rnd_predictor"].items()]  # fmt: skip
     assert any(moved)  # the predictor did learn
@@ -85,8 +109,8 @@ def test_minigrid_rnd_reads_the_image_leaf(tmp_path):
 
     agent = RNDPPO(tiny(tmp_path / "run", env="MiniGrid-Empty-5x5-v0"))
     train(agent)
-    assert agent.leaf == "image" and agent.irw.rnd.shape == (7, 7, 3)
-    stats = agent.irw.obs_norm.rms
+    assert agent.bonus.leaf == "image" and agent.bonus.reward.shape == (7, 7, 3)
+    stats = agent.bonus.reward.obs_norm.rms
     assert stats.count > 8 and np.all(stats.var >= 0)
 
 
@@ -129,7 +153,7 @@ def test_atari_settings_reach_the_networks(tmp_path):
                max_episode_frames=400)  # fmt: skip
     agent = RNDPPO(cfg)
     result = train(agent)
-    assert agent.irw.rnd.shape == (1, 42, 42)
+    assert agent.bonus.reward.shape == (1, 42, 42)
     spec = load_checkpoint(result.run_dir / "checkpoints" / "final.pt")["network_specs"]["main"]
     assert spec["obs_spec"]["obs"] == {"kind": "frame", "shape": [3, 42, 42], "n": 0}
     restored = restore_agent(result.run_dir, seed=0)

@@ -60,7 +60,7 @@ def test_rnd_reads_the_grid_and_the_policy_does_not(tmp_path):
     agent = RNDPPO(cfg)
     result = train(agent)
     assert result.env_steps >= 64
-    assert agent.leaf == FULL_GRID and agent.irw.rnd.shape == (8, 8, 3)
+    assert agent.bonus.leaf == FULL_GRID and agent.bonus.reward.shape == (8, 8, 3)
     payload = load_checkpoint(result.run_dir / "checkpoints" / "final.pt")
     spec = payload["network_specs"]["main"]["obs_spec"]
     assert FULL_GRID not in spec and "image" in spec
