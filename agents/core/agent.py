@@ -39,8 +39,9 @@ What the run shell asks of an agent, in order (``ctx`` is the run's
 Acting: ``acting_selector(n)`` turns the acting network's heads into actions and per-step
 extras for ``n`` envs (the extras travel with the sequences into ``batch.extras``, so a new
 algorithm needs no new writer); ``eval_selector(epsilon)`` is the evaluation and ``watch``
-policy. Q-learners act with :class:`agents.core.policy.EpsilonGreedy`; actor-critics sample
-from their policy head.
+policy. Q-learners act with :class:`agents.core.policy.EpsilonGreedy`; actor-critics with
+:class:`agents.core.policy.SoftmaxSample` (the policy mixed with a uniform action), storing
+what their learner needs of the behaviour.
 """
 
 from __future__ import annotations

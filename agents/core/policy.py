@@ -7,9 +7,11 @@ output is a *selector*, chosen by the agent:
 
 * :class:`EpsilonGreedy` (head ``q``, one epsilon per env): R2D2, R2D3, DQfD, SQIL; greedy
   (epsilon 0) on head ``logits`` for BC's evaluation.
-* :class:`SoftmaxSample` (head ``logits``): samples a ~ pi and returns extras ``mu`` (pi(a|x)
-  of the sampled action) and ``log_prob``, plus any value heads named in ``values``
-  (Reactor stores ``mu``; PPO stores ``log_prob`` and ``value_ext``/``value_int``).
+* :class:`SoftmaxSample` (head ``logits``, one epsilon per env): every actor-critic's
+  behaviour policy, a sample from the policy mixed with a uniform action,
+  ``mu = (1 - epsilon) * softmax(logits) + epsilon / A``, storing what its learner needs
+  of mu (Reactor: ``mu`` and with TIS the whole ``behaviour``; PPO and RND-PPO:
+  ``log_prob``, the value heads and the env index).
 
 Extras are ``{name: [n, ...]}`` arrays; the actor passes each env's slice to its
 SequenceWriter, so they arrive in the learner's batch as ``batch.extras[name]`` ``[T, B]``.
@@ -18,8 +20,9 @@ SequenceWriter, so they arrive in the learner's batch as ``batch.extras[name]`` 
 from __future__ import annotations
 
 import copy
-from collections.abc import Mapping
-from typing import NamedTuple, Protocol
+import math
+from collections.abc import Mapping, Sequence
+from typing import Literal, NamedTuple, Protocol
 
 import numpy as np
 import torch
@@ -67,27 +70,87 @@ class EpsilonGreedy:
         return EpsilonGreedy(self.epsilons[lo:hi], self.head)
 
 
-class SoftmaxSample:
-    """a ~ softmax(``head``); extras ``mu`` = pi(a|x), ``log_prob`` = log pi(a|x), and the
-    outputs of the heads named in ``values``."""
+def mixture_log_probs(logits: torch.Tensor, epsilon: float | torch.Tensor) -> torch.Tensor:
+    """``[..., A]`` policy logits -> ``[..., A]`` log mu of the epsilon mixture
+    ``mu = (1 - epsilon) * softmax(logits) + epsilon / A``, in log space (a log-probability
+    stays exact where mu is tiny). ``epsilon``: a number, or a tensor broadcasting against
+    ``logits`` (``[n, 1]``: one per env)."""
+    if isinstance(epsilon, torch.Tensor):
+        eps = epsilon.to(logits.dtype).to(logits.device)
+        if bool((eps < 0.0).any()) or bool((eps > 1.0).any()):
+            raise ValueError(f"expected epsilon in [0, 1], got {epsilon}")
+        log_pi = torch.log_softmax(logits, dim=-1)
+        return torch.logaddexp(log_pi + torch.log1p(-eps), torch.log(eps / logits.shape[-1]))
+    if not 0.0 <= epsilon <= 1.0:
+        raise ValueError(f"expected epsilon in [0, 1], got {epsilon}")
+    log_pi = torch.log_softmax(logits, dim=-1)
+    if epsilon == 0.0:
+        return log_pi
+    uniform = torch.full_like(log_pi, math.log(epsilon / logits.shape[-1]))
+    if epsilon == 1.0:
+        return uniform
+    return torch.logaddexp(log_pi + math.log1p(-epsilon), uniform)
 
-    def __init__(self, head: str = "logits", values: tuple[str, ...] = ()):
+
+Stored = Literal["mu", "log_prob", "behaviour"]
+"""What :class:`SoftmaxSample` stores of the behaviour: ``mu`` = mu(a|x) ``[n]``,
+``log_prob`` = log mu(a|x) ``[n]``, ``behaviour`` = mu(.|x) ``[n, A]``."""
+
+
+class SoftmaxSample:
+    """a ~ mu = (1 - epsilon_i) * softmax(``head``) + epsilon_i / A for env ``i``; extras:
+    what ``store`` names of mu, the outputs of the heads named in ``values``, and with
+    ``env_index`` each env's index in the whole actor pool (``env``; an on-policy rollout
+    follows each env's stream through its segments)."""
+
+    def __init__(
+        self,
+        head: str = "logits",
+        epsilons: float | Sequence[float] | np.ndarray = 0.0,
+        store: tuple[Stored, ...] = ("mu", "log_prob"),
+        values: tuple[str, ...] = (),
+        env_index: np.ndarray | None = None,
+    ):
         self.head = head
+        self.epsilons = np.asarray(epsilons, np.float64)
+        self.store = store
         self.values = values
+        self.env_index = None if env_index is None else np.asarray(env_index, np.float32)
+
+    def _epsilon(self) -> float | torch.Tensor:
+        """One number when every env has the same epsilon, else ``[n, 1]``."""
+        flat = self.epsilons.reshape(-1)
+        if flat.size == 1 or (flat == flat[0]).all():
+            return float(flat[0])
+        return torch.from_numpy(flat).unsqueeze(-1)
 
     def __call__(self, out: NetworkOutput, rng: np.random.Generator) -> PolicyStep:
-        logp = torch.log_softmax(out.heads[self.head][0].double(), dim=-1).cpu().numpy()
-        probs = np.exp(logp)
+        logits = out.heads[self.head][0].double()
+        log_mu = mixture_log_probs(logits, self._epsilon()).cpu().numpy()
+        probs = np.exp(log_mu)
         u = rng.random(len(probs))[:, None]
         action = np.minimum((probs.cumsum(-1) < u).sum(-1), probs.shape[-1] - 1)
-        taken = logp[np.arange(len(action)), action]
-        extras = {"mu": np.exp(taken).astype(np.float32), "log_prob": taken.astype(np.float32)}
+        rows = np.arange(len(action))
+        extras = {}
+        for name in self.store:
+            if name == "mu":
+                extras[name] = probs[rows, action].astype(np.float32)
+            elif name == "log_prob":
+                extras[name] = log_mu[rows, action].astype(np.float32)
+            else:
+                extras[name] = probs.astype(np.float32)
+        if self.env_index is not None:
+            extras["env"] = self.env_index.copy()
         for name in self.values:
             extras[name] = out.heads[name][0].cpu().numpy().astype(np.float32)
         return PolicyStep(action.astype(np.int64), extras)
 
     def part(self, lo: int, hi: int) -> SoftmaxSample:
-        return self
+        """The selector of envs ``lo:hi`` (an actor process's): their epsilons, and their
+        pool-wide env indices."""
+        eps = self.epsilons if self.epsilons.ndim == 0 else self.epsilons[lo:hi]
+        index = None if self.env_index is None else self.env_index[lo:hi]
+        return SoftmaxSample(self.head, eps, self.store, self.values, index)
 
 
 def selector_part(selector: Selector, lo: int, hi: int) -> Selector | None:
@@ -183,6 +246,8 @@ __all__ = [
     "PolicyStep",
     "Selector",
     "SoftmaxSample",
+    "Stored",
     "epsilon_ladder",
+    "mixture_log_probs",
     "selector_part",
 ]

@@ -1,7 +1,7 @@
 """Reactor (Gruslys et al. 2018): the agent (``demostudio train reactor``), its config, and the
 learning math as pure torch functions, time-major."""
 
-from agents.reactor.acting import BehaviourSample, behaviour_probs, demo_behaviour, demo_extras
+from agents.reactor.acting import demo_behaviour, demo_extras
 from agents.reactor.agent import Reactor, train_reactor
 from agents.reactor.config import ReactorConfig, ReactorLossConfig
 from agents.reactor.distributional import (
@@ -24,7 +24,6 @@ from agents.reactor.trust_region import (
 )
 
 __all__ = [
-    "BehaviourSample",
     "Reactor",
     "ReactorConfig",
     "ReactorLossConfig",
@@ -32,7 +31,6 @@ __all__ = [
     "ReactorLossOutput",
     "TrustRegionLoss",
     "atoms",
-    "behaviour_probs",
     "beta_loo_loss",
     "categorical_cross_entropy",
     "cut_traces",

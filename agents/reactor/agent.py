@@ -25,10 +25,10 @@ from agents.core.batch import Loss
 from agents.core.demo_mix import DemoMix
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
-from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
+from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample, epsilon_ladder
 from agents.core.run import RunContext, TrainResult, train
 from agents.core.targets import Polyak, TargetRule
-from agents.reactor.acting import BehaviourSample, demo_extras
+from agents.reactor.acting import BEHAVIOUR, MU, demo_extras
 from agents.reactor.config import ReactorConfig
 from agents.reactor.learning import CRITIC, POLICY, reactor_learner_loss
 from agents.reactor.support import default_support
@@ -87,12 +87,12 @@ class Reactor(Agent):
     def acting_selector(self, n: int) -> Selector:
         cfg = self.cfg
         eps = epsilon_ladder(n, cfg.epsilon_base, cfg.epsilon_alpha)
-        return BehaviourSample(eps, POLICY, self.full_behaviour)
+        return SoftmaxSample(POLICY, eps, (MU, BEHAVIOUR) if self.full_behaviour else (MU,))
 
     def eval_selector(self, epsilon: float) -> Selector:
         if self.cfg.eval_greedy:
             return EpsilonGreedy(np.array([epsilon]), head=POLICY)
-        return BehaviourSample(np.array([epsilon]), POLICY)
+        return SoftmaxSample(POLICY, epsilon, (MU,))
 
     def demo_extras(self, actions: np.ndarray) -> dict[str, np.ndarray]:
         return demo_extras(actions, self.num_actions, self.full_behaviour)

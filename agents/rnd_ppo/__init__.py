@@ -12,7 +12,6 @@ from agents.rnd_ppo.config import (
     RNDPPOConfig,
     RNDSettings,
 )
-from agents.rnd_ppo.exploration import BehaviourSample, mixture_log_probs, sample_behaviour
 from agents.rnd_ppo.gae import GAEOutput, extrinsic_gae, gae, intrinsic_gae
 from agents.rnd_ppo.normalize import (
     IntrinsicRewardScaler,
@@ -34,7 +33,6 @@ __all__ = [
     "RND",
     "RNDPPO",
     "AtariSettings",
-    "BehaviourSample",
     "DemoPretrainSettings",
     "GAEOutput",
     "IntrinsicReward",
@@ -53,11 +51,9 @@ __all__ = [
     "gae",
     "intrinsic_gae",
     "make_env",
-    "mixture_log_probs",
     "normalize_advantage",
     "ppo_loss",
     "resize_gray",
     "rnd_view",
-    "sample_behaviour",
     "stack_frames",
 ]

@@ -9,7 +9,8 @@ networks            ``main``: torso + ``logits`` + ``value_ext`` (+ ``value_int`
                     ``rnd_target`` (frozen) and ``rnd_predictor`` (RND only)
 optimiser           Adam groups: policy (torso + logits) at --lr-policy, value heads at
                     --lr-value, predictor at --lr-predictor; clip at --max-grad-norm
-acting              the epsilon mixture over the policy; extras log mu, values, env index
+acting              the epsilon mixture over the policy (the core's SoftmaxSample); extras
+                    log mu, values, env index
 phases              [pretrain: BC on the demos (with --demos)] then train: OnPolicy
                     (rollouts of --rollout-length per env, --update-epochs over
                     --num-minibatches of whole segments)
@@ -40,13 +41,13 @@ from agents.core.demos import context_demos, demo_sequences
 from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
-from agents.core.policy import EpsilonGreedy, Selector
+from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample
 from agents.core.preprocess import ObsSpec, Preprocessor
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import RunContext
 from agents.core.schedules import Offline, OnPolicy
 from agents.core.sequences import EndBehavior, SequenceBatch, with_extras
-from agents.rnd_ppo.acting import LOGITS, BehaviourSample
+from agents.rnd_ppo.acting import LOGITS
 from agents.rnd_ppo.atari import make_env
 from agents.rnd_ppo.config import RNDPPOConfig
 from agents.rnd_ppo.full_grid import FULL_GRID, FullGridObservation, policy_spec
@@ -128,7 +129,8 @@ class OnPolicyActorCritic(Agent):
     # --- acting ---------------------------------------------------------------------------
     def acting_selector(self, n: int) -> Selector:
         values = tuple(h for h in self.heads() if h.startswith("value_"))
-        return BehaviourSample(n, self.cfg.epsilon_greedy, values)
+        eps = self.cfg.epsilon_greedy
+        return SoftmaxSample(LOGITS, eps, ("log_prob",), values, env_index=np.arange(n))
 
     def eval_selector(self, epsilon: float) -> Selector:
         return EpsilonGreedy(np.array([epsilon]), head=LOGITS)

@@ -18,13 +18,13 @@ from agents.core.checkpoint import load_checkpoint
 from agents.core.logger import read_metrics
 from agents.core.losses import unroll
 from agents.core.networks import NetworkOutput, RecurrentNetwork
-from agents.core.policy import BatchPolicy
+from agents.core.policy import BatchPolicy, epsilon_ladder, mixture_log_probs
 from agents.core.preprocess import make_preprocessor
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.restore import restore_agent
 from agents.core.run import train
 from agents.core.sequences import EndBehavior
-from agents.reactor import BehaviourSample, Reactor, ReactorConfig, behaviour_probs
+from agents.reactor import Reactor, ReactorConfig
 from agents.reactor.learning import CRITIC, POLICY, CriticTorso, reactor_learner_loss
 from demostudio.cli import main
 from demostudio.episode import make_env
@@ -35,20 +35,17 @@ TINY = {**TRAINING_TINY, "eval_every": 600, "num_atoms": 11, "device": "cpu"}
 """The core tests' tiny CartPole config, with a small distributional critic."""
 
 
-def test_behaviour_sample_mixes_pi_with_uniform_and_returns_mu():
+@pytest.mark.parametrize("policy_gradient", ["beta_loo", "tis"])
+def test_the_acting_policy_stores_mu_and_with_tis_the_whole_behaviour(policy_gradient):
+    agent = Reactor(ReactorConfig(**TINY, epsilon_base=0.2, policy_gradient=policy_gradient))
     logits = torch.log(torch.tensor([[[0.9, 0.1], [0.5, 0.5]]]))  # [1, n=2, A=2]
-    out = NetworkOutput({POLICY: logits}, None)
-    selector = BehaviourSample(np.array([0.2, 0.0]), POLICY, full=True)
-    rng = np.random.default_rng(0)
-    steps = [selector(out, rng) for _ in range(4000)]
-    actions = np.stack([s.action for s in steps])
-    mu = np.array([[0.8 * 0.9 + 0.1, 0.8 * 0.1 + 0.1], [0.5, 0.5]])
-    for s in steps[:20]:
-        np.testing.assert_allclose(s.extras["behaviour"], mu, rtol=1e-6)
-        np.testing.assert_allclose(s.extras["mu"], mu[[0, 1], s.action], rtol=1e-6)
-    assert abs((actions[:, 0] == 0).mean() - mu[0, 0]) < 0.03  # sampled from mu, not pi
-    assert abs((actions[:, 1] == 0).mean() - 0.5) < 0.03
-    assert set(BehaviourSample(np.zeros(2), POLICY)(out, rng).extras) == {"mu"}
+    step = agent.acting_selector(2)(NetworkOutput({POLICY: logits}, None),
+                                    np.random.default_rng(0))  # fmt: skip
+    full = policy_gradient == "tis"
+    assert set(step.extras) == ({"mu", "behaviour"} if full else {"mu"})
+    eps = epsilon_ladder(2, 0.2, agent.cfg.epsilon_alpha)
+    mu = (1 - eps[:, None]) * np.array([[0.9, 0.1], [0.5, 0.5]]) + eps[:, None] / 2
+    np.testing.assert_allclose(step.extras["mu"], mu[[0, 1], step.action], rtol=1e-6)
 
 
 def _agent_pieces(cfg: ReactorConfig):
@@ -79,7 +76,7 @@ def test_mu_stored_by_the_actors_reads_back_through_replay(policy_gradient):
     batch = to_torch(uniform_sample(sample.batch, sample.index), torch.device("cpu"))
     # the same network from the stored state gives back the stored behaviour probabilities
     logits = unroll(net, batch, 0, grad=False).heads[POLICY]
-    mu = behaviour_probs(logits, 0.3)
+    mu = mixture_log_probs(logits, 0.3).exp()
     mask = batch.mask
     taken = mu.gather(-1, batch.action.unsqueeze(-1)).squeeze(-1)
     torch.testing.assert_close(batch.extras["mu"][mask], taken[mask].float(), atol=1e-4, rtol=0)

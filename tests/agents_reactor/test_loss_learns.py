@@ -12,7 +12,8 @@ import pytest
 import torch
 from torch import nn
 
-from agents.reactor.acting import behaviour_probs, demo_behaviour
+from agents.core.policy import mixture_log_probs
+from agents.reactor.acting import demo_behaviour
 from agents.reactor.config import ReactorLossConfig
 from agents.reactor.distributional import atoms
 from agents.reactor.loss import ReactorLossInputs, reactor_loss
@@ -135,8 +136,8 @@ def test_reactor_loss_learns_the_chain(name):
 
 def test_behaviour_probabilities():
     logits = torch.tensor([[0.0, float(np.log(3.0))]])
-    torch.testing.assert_close(behaviour_probs(logits, 0.0), torch.tensor([[0.25, 0.75]]))
-    torch.testing.assert_close(behaviour_probs(logits, 0.2), torch.tensor([[0.3, 0.7]]))
+    torch.testing.assert_close(mixture_log_probs(logits, 0.0).exp(), torch.tensor([[0.25, 0.75]]))
+    torch.testing.assert_close(mixture_log_probs(logits, 0.2).exp(), torch.tensor([[0.3, 0.7]]))
     torch.testing.assert_close(demo_behaviour(torch.tensor([1, 0]), 2), torch.eye(2)[[1, 0]])
 
 

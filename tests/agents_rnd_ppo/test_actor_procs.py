@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 
 from agents.rnd_ppo import RNDPPOConfig
-from agents.rnd_ppo.acting import BehaviourSample
 from agents.rnd_ppo.agent import RNDPPO
 
 ray = pytest.importorskip("ray")
@@ -24,10 +23,10 @@ def local_ray():
 
 
 def test_behaviour_parts_keep_pool_wide_env_indices():
-    whole = BehaviourSample(6, 0.1, ("value_ext",))
+    whole = RNDPPO(RNDPPOConfig(epsilon_greedy=0.1, intrinsic=False)).acting_selector(6)
     parts = [whole.part(k * 3, k * 3 + 3) for k in range(2)]
     np.testing.assert_array_equal(np.concatenate([p.env_index for p in parts]), np.arange(6))
-    assert parts[1].epsilon == 0.1 and parts[1].values == ("value_ext",)
+    assert float(parts[1].epsilons) == 0.1 and parts[1].values == ("value_ext",)
 
 
 def test_cli_ppo_with_actor_procs_trains_through_ray(local_ray, tmp_path):

@@ -174,11 +174,11 @@ def test_target_rollout_return_ends_training(tmp_path):
 
 def test_epsilon_greedy_stores_the_mixture_log_probability():
     from agents.core.networks import LSTMState, NetworkOutput
-    from agents.rnd_ppo.acting import BehaviourSample
 
     logits = torch.tensor([[[10.0, -10.0, -10.0]] * 4])  # pi almost surely action 0
     out = NetworkOutput({"logits": logits, "value_ext": torch.zeros(1, 4)}, LSTMState(None, None))
-    step = BehaviourSample(4, 0.3, ("value_ext",))(out, np.random.default_rng(0))
+    selector = PPO(tiny(Path("unused"), intrinsic=False, epsilon_greedy=0.3)).acting_selector(4)
+    step = selector(out, np.random.default_rng(0))
     mu = np.where(step.action == 0, 0.7 + 0.1, 0.1)
     assert np.allclose(np.exp(step.extras["log_prob"]), mu, atol=1e-4)
     assert step.extras["env"].tolist() == [0, 1, 2, 3] and "value_ext" in step.extras
