@@ -1,49 +1,116 @@
-"""Rendering the viewer window: frame, overlay, timeline, status bar, help and dialogs."""
+"""Rendering the viewer window: frame, overlay, timeline, status bar, help and dialogs.
+
+The viewer hands :func:`draw_viewer` a :class:`ViewerView` (what to show, read only) and
+gets back a :class:`Drawn` (where the picture and the overlay went); drawing changes nothing
+in the viewer. The parts with caches of their own (frames, timeline, episode list, overlay)
+are the viewer's objects, used through their methods."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import NamedTuple
 
 import pygame
 
+from demostudio.episode import VerifyResult
 from demostudio.ui import theme
 from demostudio.ui.text import wrap_at_spaces
 
+from .catalog import Catalog
 from .controls import help_lines
 from .dialogs import draw_dialog
-from .framecache import fit_size
-from .listpanel import verify_mark
+from .framecache import FrameCache, fit_size
+from .jobs import BackgroundJob
+from .layout import Layout
+from .listpanel import EpisodeList, verify_mark
+from .loaded import LoadedEpisode
 from .overlay import describe_frame, format_time, format_value, quality_lines, render_overlay
-from .timeline import LEGEND, draw_mark
+from .playback import Playback
+from .qualityscan import QualityScan
+from .state import Confirm, Prompt
+from .timeline import LEGEND, Timeline, draw_mark
 from .verify_process import VerifyProcess
 
-if TYPE_CHECKING:
-    from .viewer import Viewer
+
+class OverlayCache:
+    """The overlay panel last rendered and what it showed, keyed by the frame and what the
+    panel says about it (rendering its text costs more than a frame at full speed). The
+    viewer owns it and clears it when a file's quality or verification may have changed."""
+
+    def __init__(self) -> None:
+        self._key: tuple | None = None
+        self._image: pygame.Surface | None = None
+
+    def clear(self) -> None:
+        self._key = None
+
+    def image(self, key: tuple, lines: Callable[[], list[str]]) -> pygame.Surface | None:
+        """The panel for ``key``, rendered from ``lines()`` unless it is the last one's."""
+        if key != self._key:
+            self._image = render_overlay(lines())
+            self._key = key
+        return self._image
 
 
-def draw_viewer(v: Viewer) -> None:
+class ViewerView(NamedTuple):
+    """What the viewer window shows, as the viewer hands it to :func:`draw_viewer`."""
+
+    screen: pygame.Surface
+    layout: Layout
+    catalog: Catalog
+    episode: LoadedEpisode | None
+    playback: Playback | None
+    frames: FrameCache
+    timeline: Timeline
+    episode_list: EpisodeList
+    quality: QualityScan
+    verify_results: Mapping[Path, VerifyResult]
+    jobs: Sequence[BackgroundJob | VerifyProcess]
+    message: tuple[str, tuple[int, int, int], float]
+    """Status bar text, its colour and when it goes."""
+    divergence: int | None
+    """The frame where re-simulation left the recording (None: none known)."""
+    verify_progress: tuple[int, int] | None
+    """Steps re-simulated and the episode's length while V verifies it (None: not running)."""
+    hover_x: int | None
+    show_overlay: bool
+    show_help: bool
+    dialog: Prompt | Confirm | None
+    overlay: OverlayCache
+
+
+class Drawn(NamedTuple):
+    """Where the frame's picture and its overlay panel went (None: not drawn)."""
+
+    picture: pygame.Rect | None
+    overlay: pygame.Rect | None
+
+
+def draw_viewer(v: ViewerView) -> Drawn:
     screen = v.screen
     screen.fill(theme.BACKGROUND)
     if v.layout.list is not None:
         v.episode_list.draw(screen, v.catalog, v.quality, v.verify_results)
-    _draw_frame(v)
+    drawn = _draw_frame(v)
     if v.episode is not None and v.playback is not None:
         v.timeline.draw(
             screen,
             v.episode,
             v.playback.frame,
             (v.playback.mark_in, v.playback.mark_out),
-            v.divergence_frame(),
-            v.state.hover_x,
-            v.verify_progress(),
+            v.divergence,
+            v.hover_x,
+            v.verify_progress,
         )
     else:
         pygame.draw.rect(screen, theme.PANEL, v.layout.timeline)
     _draw_status(v)
-    if v.state.show_help:
+    if v.show_help:
         _draw_help(screen)
-    if v.state.dialog is not None:
-        draw_dialog(screen, v.state.dialog)
+    if v.dialog is not None:
+        draw_dialog(screen, v.dialog)
+    return drawn
 
 
 def _centered_lines(screen: pygame.Surface, area: pygame.Rect, lines, color) -> None:
@@ -55,13 +122,13 @@ def _centered_lines(screen: pygame.Surface, area: pygame.Rect, lines, color) -> 
         y += 24
 
 
-def _draw_frame(v: Viewer) -> None:
+def _draw_frame(v: ViewerView) -> Drawn:
     area = v.layout.frame
     entry = v.catalog.current
     if entry is None:
         roots = ", ".join(map(str, v.catalog.roots))
         _centered_lines(v.screen, area, ["no episodes found", roots], theme.TEXT_DIM)
-        return
+        return Drawn(None, None)
     if v.episode is None or v.playback is None:
         _centered_lines(
             v.screen,
@@ -69,7 +136,7 @@ def _draw_frame(v: Viewer) -> None:
             ["cannot open this episode", str(entry.path), entry.error or ""],
             theme.BAD,
         )
-        return
+        return Drawn(None, None)
     ep, i = v.episode, v.playback.frame
     picture = area.inflate(-16, -16)
     if ep.has_frames:
@@ -83,17 +150,20 @@ def _draw_frame(v: Viewer) -> None:
         _centered_lines(
             v.screen, area, ["recorded without frames", f"observation {obs}"], theme.TEXT_DIM
         )
-    if v.state.show_overlay:
-        verified = v.verify_results.get(ep.path)
-        key = (id(ep), i, v.catalog.version, id(verified))
-        if key != v._overlay_key:
-            lines = describe_frame(ep, i) + quality_lines(v.quality.get(ep.path))
-            if verified is not None:
-                lines.append(verify_mark(verified, long=True))
-            v._overlay_image = render_overlay(lines)
-            v._overlay_key = key
-        if v._overlay_image is not None:
-            v.screen.blit(v._overlay_image, _overlay_position(area, picture, v._overlay_image))
+    if not v.show_overlay:
+        return Drawn(picture, None)
+    verified = v.verify_results.get(ep.path)
+
+    def lines() -> list[str]:
+        said = describe_frame(ep, i) + quality_lines(v.quality.get(ep.path))
+        return said + ([verify_mark(verified, long=True)] if verified is not None else [])
+
+    image = v.overlay.image((id(ep), i, v.catalog.version, id(verified)), lines)
+    if image is None:
+        return Drawn(picture, None)
+    box = image.get_rect(topleft=_overlay_position(area, picture, image))
+    v.screen.blit(image, box)
+    return Drawn(picture, box)
 
 
 def _overlay_position(
@@ -112,7 +182,7 @@ def _overlay_position(
     return box.topleft
 
 
-def _draw_status(v: Viewer) -> None:
+def _draw_status(v: ViewerView) -> None:
     rect = v.layout.status
     screen = v.screen
     pygame.draw.rect(screen, theme.PANEL_LIGHT, rect)

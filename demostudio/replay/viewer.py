@@ -23,7 +23,7 @@ from demostudio.ui.settings import derived_output_folder
 
 from .catalog import Catalog
 from .controls import Command
-from .drawing import draw_viewer
+from .drawing import Drawn, OverlayCache, ViewerView, draw_viewer
 from .framecache import FrameCache
 from .jobs import BackgroundJob
 from .layout import compute_layout
@@ -72,8 +72,9 @@ class Viewer:
         self.message = ("", theme.TEXT, 0.0)
         self.dirty = True
         self._text_input = False
-        self._overlay_key: tuple | None = None
-        self._overlay_image: pygame.Surface | None = None
+        self.overlay = OverlayCache()
+        self.drawn = Drawn(None, None)
+        """Where the last :meth:`draw` put the picture and the overlay."""
         self._next_rescan = time.monotonic() + RESCAN_INTERVAL_S
         self._relayout()
         self.open_current()
@@ -121,7 +122,7 @@ class Viewer:
         self.episode, self.state.playback = None, None
         self.frames.clear()
         self.timeline.invalidate()
-        self._overlay_key = None
+        self.overlay.clear()
         self.dirty = True
         entry = self.catalog.current
         if entry is None:
@@ -431,7 +432,7 @@ class Viewer:
             self.quality.update([e.path for e in self.catalog.entries if e.ok])
         if self.quality.version != self._quality_drawn:
             self._quality_drawn = self.quality.version
-            self._overlay_key = None
+            self.overlay.clear()
             self.dirty = True
 
     def run(self) -> None:
@@ -459,6 +460,16 @@ class Viewer:
 
     # ---- drawing ---------------------------------------------------------------------------
 
+    def view(self) -> ViewerView:
+        """What the window shows now (read by :func:`draw_viewer`, which changes nothing)."""
+        return ViewerView(
+            self.screen, self.layout, self.catalog, self.episode, self.playback, self.frames,
+            self.timeline, self.episode_list, self.quality, self.verify_results, self.jobs,
+            self.message, self.divergence_frame(), self.verify_progress(), self.state.hover_x,
+            self.state.show_overlay,
+            self.state.show_help, self.state.dialog, self.overlay,
+        )  # fmt: skip
+
     def draw(self) -> None:
-        draw_viewer(self)
+        self.drawn = draw_viewer(self.view())
         self.dirty = False

@@ -260,6 +260,34 @@ def test_quit_keys(viewer):
     assert not viewer.state.running
 
 
+def test_drawing_reads_a_view_returns_what_it_drew_and_writes_nothing_back(viewer, monkeypatch):
+    import ast
+
+    import demostudio.replay.drawing as drawing
+
+    tree = ast.parse(Path(drawing.__file__).read_text())
+    imported = {n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)}
+    assert "viewer" not in imported  # no cycle drawing <-> viewer, TYPE_CHECKING included
+    rendered: list[list[str]] = []
+    render = drawing.render_overlay
+    monkeypatch.setattr(
+        drawing, "render_overlay", lambda lines: rendered.append(lines) or render(lines)
+    )
+    before = {k: id(v) for k, v in vars(viewer).items()}
+    view = viewer.view()
+    drawn = drawing.draw_viewer(view)
+    assert {k: id(v) for k, v in vars(viewer).items()} == before
+    assert viewer.layout.frame.contains(drawn.picture)
+    assert drawn.overlay is not None and viewer.layout.frame.contains(drawn.overlay)
+    assert drawing.draw_viewer(view) == drawn and len(rendered) == 1  # the panel is cached
+    press(viewer, pygame.K_RIGHT)
+    viewer.draw()
+    assert len(rendered) == 2 and rendered[-1][0].startswith("frame 1 / ")
+    press(viewer, pygame.K_TAB)  # overlay off
+    viewer.draw()
+    assert viewer.drawn.overlay is None and viewer.drawn.picture == drawn.picture
+
+
 def test_overlay_describes_the_frame(viewer, episodes):
     from demostudio.replay.overlay import describe_frame
 
