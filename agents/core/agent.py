@@ -143,7 +143,8 @@ class Agent(ABC):
     final_eval_always: ClassVar[bool] = False
     """Evaluate at the end even when eval_every is 0 (BC)."""
     resume_by_default: ClassVar[bool] = False
-    """``resume`` defaults to on (RND-PPO, as its source): a run folder without checkpoints
+    """``resume`` defaults to on (RND-PPO, as the Chainer RND-PPO it follows): a run folder
+    without checkpoints
     then starts fresh instead of being an error; ``--no-resume`` still refuses a folder
     that has checkpoints."""
 

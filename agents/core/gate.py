@@ -17,28 +17,23 @@ actors always go on with the latest weights: the gate chooses only what is shown
 as the agent's policy, as AlphaGo Zero's evaluator kept its best player (Silver et al. 2017)
 while training went on.
 
-Why every episode against the best seen, measured on CartPole-v1 (evaluations of 5
-episodes, 475 the target; ``benchmarks/results/reactor-cartpole-ablation-40k``): a network
-on its way to 500 fails some starts, and one bad start in an evaluation is a dip. Judged by
-the mean of 5 test episodes, such networks passed and were then evaluated at 403 and 460
-(2 of 11 seeds); judged by the worst of 10 against the deployed network's worst, the first
-network was deployed unopposed and one that failed one start in ten (worst 419) was shown,
-evaluated at 481 and then 471. Against the best seen, once any test episode has played 500
-only a network that plays 500 from every test start is deployed.
+Why every episode against the best seen: a network on its way to the env's best fails some
+starts, and one bad start in an evaluation is a dip. A mean over the test episodes lets such
+a network through, and so does its worst episode compared with the deployed network's worst
+(the first network is deployed unopposed, and the bar is whatever it played). Against the
+best seen, once any test episode has reached CartPole's 500, only a network that reaches it
+from every test start is deployed (CartPole-v1 measurements:
+``benchmarks/results/reactor-cartpole-ablation-40k``).
 
 Why longer test episodes: a CartPole network that plays 500 from every start tried may still
 let its cart drift, and one that reaches the track's edge near step 500 runs off it from an
-occasional start (seed 9, 10 of 10 test episodes at 500 and then evaluated at 461.6). Such a
-network (seed 9's deployed one in a rerun: 500 from 100 of 100 starts) failed 17 of 25
-episodes played to 3,000 steps, and the networks deployed on seed 0, which held every
-evaluation, failed none: what a 500-step test cannot tell apart, a longer one can.
+occasional start. Played to several times the step limit, such networks fail where the
+networks that hold every evaluation do not: what a test at the limit cannot tell apart, a
+longer one can.
 
-Why provisional networks: with tests 4 times as long a first pass came later, and the
-learner's latest, shown until then, dipped in between (seed 9: 500 at 7.5k, then 473 at 10k
-from a network whose own test had failed at 434 on its first episode). Why a whole test: a
-provisional network chosen on the worst of the episodes a test had played before it stopped
-was often chosen on one episode, and one that played 1,607 steps from its one test start
-was evaluated at 494 and then 452 (seed 24).
+Why provisional networks: with longer tests a first pass comes later, and the learner's
+latest network, shown until then, dips in between. Why a whole test: a provisional network
+chosen on the episodes a stopped test had played would often be chosen on one episode.
 
 The test episodes are real env steps: they count in ``--total-env-steps`` (the budget, the
 clock of evaluations and schedules) and in ``counters["gate_steps"]``; they are not learned
@@ -46,8 +41,8 @@ from (no sequences, and the replay ratio counts only the actors' steps, so they 
 updates); a test that starts before the budget is spent plays its episodes to the end, so a
 run may end up to one test past ``--total-env-steps``. Once a network has passed, a test
 starts only while the tests so far have taken at most ``--gate-share`` of the env steps (ten
-tests of 500 steps before every evaluation took most of a 40k budget and starved a seed that
-learned slowly). With a noisy return no network plays its best on every start: a margin of
+tests of 500 steps before every evaluation can take most of a 40k budget, starving a run
+that learns slowly). With a noisy return no network plays its best on every start: a margin of
 about the spread of a good network's returns lets it through (margin 0 and a noisy return:
 nothing passes, and evaluation plays the provisional network throughout).
 """

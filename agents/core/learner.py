@@ -127,11 +127,6 @@ class Learner:
             return metrics, None, None
         return metrics, out.td_abs.T.cpu().numpy(), out.learn_mask.T.cpu().numpy()
 
-    def sync_target(self) -> None:
-        """Copy every network to its target now."""
-        for name, target in self.targets.items():
-            target.load_state_dict(self.networks[name].state_dict())
-
     def state_dict(self) -> dict[str, Any]:
         return {
             "networks": {k: n.state_dict() for k, n in self.networks.items()},

@@ -15,7 +15,7 @@ it is and one on its mirror image (observations through ``M``, previous actions 
 Why: on CartPole the reward does not care where the cart stands, so a learned policy carries
 an offset that parks the cart off centre (every episode of a checkpoint drifts the same way);
 learning moves that offset, and the greedy return collapses whenever it crosses the track's
-end (benchmarks/results/reactor-cartpole-ablation-40k/results.md, session 18). A symmetric
+end (benchmarks/results/reactor-cartpole-ablation-40k/results.md). A symmetric
 policy has no offset to move. This is the reflection-equivariant policy of MDP homomorphic
 networks (van der Pol et al. 2020), by symmetrisation rather than by constrained weights.
 

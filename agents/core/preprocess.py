@@ -53,7 +53,7 @@ class Leaf:
     @staticmethod
     def from_json(d: Mapping[str, Any]) -> Leaf:
         """Raises KeyError/TypeError/ValueError on a malformed leaf (callers name the file);
-        a leaf written before bounds were kept has none (no scaling)."""
+        a leaf without ``center`` and ``half`` has no bounds (no scaling)."""
         shape = tuple(int(s) for s in d["shape"])
         center = tuple(float(x) for x in d.get("center", ()))
         half = tuple(float(x) for x in d.get("half", ()))

@@ -1,4 +1,5 @@
-"""Prioritized sequence replay on a sum tree, with the four replay kinds of source 001.
+"""Prioritized sequence replay on a sum tree, with the four replay kinds of the Keras-RL R2D3
+write-up (uniform, proportional, rank-based, greedy).
 
 Each stored item is one sequence (see :mod:`agents.core.sequences`). A sequence's priority
 is ``eta * max|delta| + (1 - eta) * mean|delta|`` over its learned steps (R2D2, eta = 0.9);

@@ -89,8 +89,8 @@ def restore_agent(
 def check_env(where: str, agent: Any, env_id: str, spec: NetworkSpec) -> None:
     """The checkpoint's env (its config's ``env`` and ``env_kwargs``) made once, before any
     episode: the env's refusal of the kwargs, or spaces other than the network's (CartPole
-    weights on MountainCar were torch's size-mismatch traceback mid-episode), is one
-    CheckpointError line naming the field."""
+    weights on MountainCar would fail mid-episode with torch's size-mismatch traceback), is
+    one CheckpointError line naming the field."""
     try:
         env = agent.make_env()
     except EnvKwargsError as exc:

@@ -19,7 +19,6 @@ reads the other::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import gymnasium as gym
@@ -178,12 +177,6 @@ def demo_frames(observations: np.ndarray, settings: AtariSettings) -> np.ndarray
     return stack_frames(resize_gray(observations, settings.frame_resize), settings.frame_stack)
 
 
-def stacked_shape(settings: AtariSettings, rnd: bool = False) -> Sequence[int]:
-    """Per-step shape of the policy's (or, ``rnd``, the RND networks') image input."""
-    k = settings.rnd_frame_stack if rnd else settings.frame_stack
-    return (k, settings.frame_resize, settings.frame_resize)
-
-
 __all__ = [
     "ALE_STICKY_DEFAULT",
     "ROOM_RAM_ADDRESS",
@@ -197,6 +190,5 @@ __all__ = [
     "rnd_view",
     "room_address",
     "stack_frames",
-    "stacked_shape",
     "sticky_probability",
 ]

@@ -6,7 +6,7 @@ novel for a long time (every wall angle and turn is a new view) while telling th
 rooms of DoorKey apart poorly. The whole grid, ``grid.encode()`` with the agent's cell set
 to (agent, red, direction) as MiniGrid's FullyObsWrapper draws it, changes with the agent's
 cell and direction, the key picked up and the door opened: RND's error on it works like a
-count over those states, the signal the source's Atari frames carry. The policy's network is
+count over those states, the signal Atari frames carry in the RND paper. The policy's network is
 built without this leaf (``policy_spec``) and demos recorded without it still load.
 """
 
