@@ -87,16 +87,60 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def _import_cycles(folder: str) -> list[list[str]]:
-    """Cycles among the module-level imports of ``folder``'s modules (imports under
-    ``if TYPE_CHECKING:`` and inside functions are not module level)."""
-    files = {_module_name(p): p for p in (ROOT / folder).rglob("*.py")}
-    graph = {
-        name: sorted(
-            {m for _, m in _imports(p, module_level_only=True) if m in files and m != name}
-        )
-        for name, p in files.items()
+ALLOWED_CYCLE = ("agents.core.run", "RunContext")
+"""The one import cycle allowed, named: the agent interface and the modules that hand the
+run state to hooks (``agents.core.agent``, ``schedules``, ``demos``, ...) annotate with
+``RunContext``, imported from ``agents.core.run`` under ``if TYPE_CHECKING:``, while
+run.py imports them. It goes when the run state moves to a low module of its own; then
+``test_the_allowed_cycle_is_still_there`` fails, and this exception is to be deleted."""
+
+
+def _is_type_checking(node: ast.AST) -> bool:
+    test = node.test if isinstance(node, ast.If) else None
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _edges(path: Path, name: str, files: set[str]) -> dict[str, bool]:
+    """Every module of ``files`` that ``path`` (module ``name``) imports anywhere: at module
+    level, under ``if TYPE_CHECKING:`` and inside functions; ``from pkg import sub`` counts
+    as importing ``pkg.sub``. Value: whether every such import is the allowed one."""
+    tree = ast.parse(path.read_text(), str(path))
+    typing_only = {
+        id(n) for block in ast.walk(tree) if _is_type_checking(block) for n in ast.walk(block)
     }
+    is_pkg = path.name == "__init__.py"
+    out: dict[str, bool] = {}
+    for node in ast.walk(tree):
+        targets: list[tuple[str, str]] = []
+        if isinstance(node, ast.Import):
+            targets = [(a.name, "") for a in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            module = node.module or ""
+            if node.level:
+                base = name.split(".") if is_pkg else name.split(".")[:-1]
+                base = base[: len(base) - (node.level - 1)]
+                module = ".".join([*base, *([node.module] if node.module else [])])
+            for alias in node.names:
+                sub = f"{module}.{alias.name}"
+                targets.append((sub, "") if sub in files else (module, alias.name))
+        for target, imported in targets:
+            if target not in files or target == name:
+                continue
+            allowed = id(node) in typing_only and (target, imported) == ALLOWED_CYCLE
+            out[target] = out.get(target, True) and allowed
+    return out
+
+
+def _import_cycles(folder: str, allow: bool = True) -> list[list[str]]:
+    """Cycles among the imports of ``folder``'s modules (all of them: module level,
+    ``TYPE_CHECKING`` and function level), without the allowed one when ``allow``."""
+    paths = {_module_name(p): p for p in (ROOT / folder).rglob("*.py")}
+    graph = {}
+    for name, p in paths.items():
+        edges = _edges(p, name, set(paths))
+        graph[name] = sorted(m for m, ok in edges.items() if not (allow and ok))
     cycles, state = [], {}
 
     def visit(node: str, stack: list[str]) -> None:
@@ -118,6 +162,15 @@ def test_no_import_cycle_inside_agents():
     assert _import_cycles("agents") == []
 
 
+def test_no_import_cycle_inside_demostudio():
+    assert _import_cycles("demostudio") == []
+
+
+def test_the_allowed_cycle_is_still_there():
+    cycles = _import_cycles("agents", allow=False)
+    assert cycles and all(ALLOWED_CYCLE[0] in c for c in cycles)
+
+
 def test_the_cycle_check_finds_a_cycle():
     pkg = ROOT / "agents" / "_cycle_probe"
     pkg.mkdir()
@@ -125,8 +178,16 @@ def test_the_cycle_check_finds_a_cycle():
         (pkg / "__init__.py").write_text("")
         (pkg / "a.py").write_text("from agents._cycle_probe.b import x\n")
         (pkg / "b.py").write_text("from agents._cycle_probe.a import y\n")
+        (pkg / "c.py").write_text(  # only for the type checker, still a cycle
+            "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n"
+            "    from agents._cycle_probe.d import RunContext\n"
+        )
+        (pkg / "d.py").write_text(  # imported inside a function, still a cycle
+            "def f():\n    from agents._cycle_probe import c\n"
+        )
         found = _import_cycles("agents")
         assert ["agents._cycle_probe.a", "agents._cycle_probe.b", "agents._cycle_probe.a"] in found
+        assert ["agents._cycle_probe.c", "agents._cycle_probe.d", "agents._cycle_probe.c"] in found
     finally:
         for f in pkg.iterdir():
             f.unlink()
