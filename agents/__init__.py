@@ -4,6 +4,7 @@
   with extras, replay, learner with target sets, actor pool, schedules, the agent interface
   and the run shell, checkpoints, restore); see its docstring.
 * :mod:`agents.r2d2`, :mod:`agents.r2d3`, :mod:`agents.dqfd`, :mod:`agents.bc`,
-  :mod:`agents.sqil`: the algorithms (config + agent + what differs each).
+  :mod:`agents.sqil`, :mod:`agents.reactor`, :mod:`agents.rnd_ppo` (PPO and RND-PPO): the
+  algorithms (config + agent + what differs each); ``agents/README.md`` is the map.
 * :mod:`agents.registry`: the one list of algorithms (CLI, compare, restore).
 """

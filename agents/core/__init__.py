@@ -1,8 +1,10 @@
 """The agents core: what every algorithm shares (Acme's split: config / networks / actor /
-learning / builder). An algorithm is its config plus what differs.
+learning / builder). An algorithm is its config plus what differs; ``agents/README.md``
+shows the parts, the loop and where to add an algorithm.
 
-Modules, bottom up (no module imports one above it; ``tests/test_import_rules.py`` checks
-that there is no import cycle in ``agents/``)::
+Modules, bottom up (no module imports one above it, except that hooks' annotations name
+``run.RunContext``; ``tests/test_import_rules.py`` checks that there is no other import
+cycle in ``agents/``)::
 
     config       config groups (RunConfig, InteractConfig, ActorConfig, NetworkConfig,
                  SequenceConfig, OptimConfig, ReplayConfig, DiscountConfig, QLearningConfig,
@@ -31,6 +33,7 @@ that there is no import cycle in ``agents/``)::
     schedules    ReplayRatio | OnPolicy | Offline
     agent        Agent (the interface: abstract where every algorithm answers, neutral
                  defaults elsewhere; the hook order), EnvInfo, Phase
+    wrapper      AgentWrapper: an agent around an agent (the coach's)
     checkpoint   atomic writes, resume from the most env steps, previous format upgraded
     gate         DeployGate (--gate-episodes): which network evaluation, evaluate and
                  watch play; the learner's tests, their env steps and its checkpoint state
@@ -38,7 +41,7 @@ that there is no import cycle in ``agents/``)::
     restore      any registered agent back from a checkpoint, as a controller
 
 Writing an algorithm: subclass :class:`agents.core.agent.Agent` (see its docstring for
-each method and for how Reactor and RND-PPO plug in), give it a config composed from the
-groups, and add one line to :mod:`agents.registry`. ``demostudio train NAME``, compare,
-evaluate, watch and resume then work for it.
+each method and the order of the calls) or the algorithm it extends, give it a config
+composed from the groups, and add one line to :mod:`agents.registry`. ``demostudio train
+NAME``, compare, evaluate, watch and resume then work for it.
 """
