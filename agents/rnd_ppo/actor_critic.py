@@ -14,6 +14,8 @@ acting              the epsilon mixture over the policy (the core's SoftmaxSampl
 phases              [pretrain: BC on the demos (with --demos)] then train: OnPolicy
                     (rollouts of --rollout-length per env, --update-epochs over
                     --num-minibatches of whole segments)
+configure           RND's observation leaf and statistics, once per run
+                    (:mod:`agents.rnd_ppo.intrinsic`; the RND networks are the learner's)
 on_rollout          intrinsic rewards, GAE for both heads, observation statistics
                     (:mod:`agents.rnd_ppo.rollout`)
 start               observation statistics from random-policy steps (a fresh run)

@@ -113,7 +113,7 @@ def test_an_algorithm_added_outside_agents_trains_learns_and_restores(registered
     result = registered.train(cfg)
     assert result.env_steps >= 800 and result.updates >= 150
     # it learned the env: a random policy says 5 of 10 signals, the trained one all of them
-    assert result.evals[-1][1] >= 9.5
+    assert result.evals[-1][1] >= 9.5 and result.evals[0][1] < result.evals[-1][1]
     losses = [r["loss"] for r in read_metrics(tmp_path / "run") if r["kind"] == "train"]
     assert losses and all(np.isfinite(losses))
     restored = restore_agent(tmp_path / "run" / "checkpoints" / "final.pt", seed=0)
