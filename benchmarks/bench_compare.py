@@ -1,5 +1,5 @@
-"""The issue's comparisons of the learning-from-demonstration algorithms; prints one JSON
-object per scenario (and the two targets when their scenario ran).
+"""The comparisons of the learning-from-demonstration algorithms against their targets;
+prints one JSON object per scenario (and the two targets when their scenario ran).
 
   python benchmarks/bench_compare.py mc1 [--seeds 3] [--budget 10000] [--jobs 2]
       MountainCar-v0 with ONE scripted demo (r2d2 r2d3 dqfd bc sqil), threshold -120.

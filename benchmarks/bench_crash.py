@@ -13,7 +13,7 @@ folder and compares:
 For comparison it also recovers a copy of each ``.partial`` from HDF5 alone (no journal), the
 way recovery worked before journals: how much that would have kept.
 
-Prints JSON. The target (issue 17): every kill recoverable, at most 1 s lost.
+Prints JSON. The target: every kill recoverable, at most 1 s lost.
 
     python benchmarks/bench_crash.py [--kills 100] [--max-seconds 8] [--fps 60]
 """

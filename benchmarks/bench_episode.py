@@ -7,7 +7,7 @@ For Atari-sized (210x160) and classic-control-sized (400x600) frames, taken from
 * file size as a share of raw RGB;
 * random frame read latency (median, p99) in a 20,000-frame episode, and time to open it.
 
-Targets (issue 2): median <= 0.5 ms and p99 <= 2 ms per step; Atari file <= 3% of raw;
+Targets: median <= 0.5 ms and p99 <= 2 ms per step; Atari file <= 3% of raw;
 frame read median <= 1 ms; open <= 50 ms.
 
     python benchmarks/bench_episode.py [--frames 20000] [--paced-steps 2000] [--rate 120]

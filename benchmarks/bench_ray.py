@@ -3,11 +3,12 @@
   python benchmarks/bench_ray.py throughput [--procs 0 1 2] [--baseline-src DIR]
       env steps/s and learner updates/s, side by side in one run, at the same replay ratio:
       in-process (--actor-procs 0) vs --actor-procs 1 vs 2, on CartPole-v1 at two workloads:
-      ``default`` (R2D2's default config) and ``issue`` (1 env per actor process, 12
-      sequences of 5 + 10 steps per update, one update per 10 env steps, 20,000 steps;
-      targets: <= 13 s wall, >= 1,500 env steps/s). With --baseline-src (a source tree of
-      the code before, e.g. ``git archive main | tar -x -C DIR``) the in-process runs are
-      also made with that code, in a subprocess, to show the in-process path is no slower.
+      ``default`` (R2D2's default config) and ``issue`` (the source R2D2's CartPole
+      workload: 1 env per actor process, 12 sequences of 5 + 10 steps per update, one update
+      per 10 env steps, 20,000 steps; targets: <= 13 s wall, >= 1,500 env steps/s). With
+      --baseline-src (a source tree of the code before, e.g. ``git archive main | tar -x -C
+      DIR``) the in-process runs are also made with that code, in a subprocess, to show the
+      in-process path is no slower.
       Ray is started once before the Ray runs; its start-up is reported on its own.
   python benchmarks/bench_ray.py speed [--baseline-src DIR] [--rounds 3]
       the learner alone (updates/s at batch 32 x 31 steps, R2D2's default network) and the

@@ -6,7 +6,7 @@
 A --set VALUE is JSON (``batch_size=64``, ``v_min=-10``, ``learning_rate_final=null``), or
 plain text for a field that takes text (``mirror=env``, ``env=Acrobot-v1``).
 
-The criterion of issue 13 is "every evaluation after the first mean >= 475 stays >= 475 to
+The every-seed criterion is "every evaluation after the first mean >= 475 stays >= 475 to
 the end of the budget, on every seed". A setting that dips on one seed has failed it, so
 there is no need to finish its other runs: each seed runs as its own
 ``bench_reactor.py cartpole`` process (``--jobs`` side by side, one torch thread each), its

@@ -38,7 +38,7 @@ TASKS: dict[str, dict[str, Any]] = {
     # MountainCar: the policy input standardised by random steps (the velocity a random
     # policy gives is +-0.07 of the bounds otherwise), the -1 per step scaled to -0.01
     # (returns of -100 regressed through the shared torso swamp the policy's features), and
-    # the predictor at the source's 1e-4 (at 1e-3 it learns the 2-D state within 5k steps,
+    # the predictor at RL-RND's 1e-4 (at 1e-3 it learns the 2-D state within 5k steps,
     # and the novelty is gone before the policy has learned to swing)
     "MountainCar-v0": dict(
         rnn_layers=0, hidden=64, lstm=64, num_envs=8, rollout_length=128, segment_length=32,
