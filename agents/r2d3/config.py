@@ -48,12 +48,12 @@ class R2D3Config(
     # R2D3's defaults: one learner update per 2 env steps and 10-step returns (the demos'
     # reward reaches the start of an episode sooner). MountainCar-v0 with one demo, seed 0,
     # 12k env steps: R2D2's 4 env steps per update and 5-step returns never reached the flag;
-    # these reached it at 8k (-137); see benchmarks/bench_agents.py and issue 16's report.
+    # these reached it at 8k (-137); see benchmarks/bench_agents.py mountaincar.
     env_steps_per_update: float = 2.0
     n_step: int = 10
     # A target copy every 100 updates (R2D2's 500): the demo's return climbs its episode n
     # steps per copy. MountainCar-v0, one demo, 10k env steps, 3 seeds: 500 never reached
-    # -120, 100 reached it in 3 of 3 (median 7.5k); see issue 16's report.
+    # -120, 100 reached it in 3 of 3 (median 7.5k; benchmarks/results/r2d3-mountaincar-40k).
     target_update_every: int = 100
     # The mlp grid encoder (NetworkConfig's default is conv): half the update cost, and what
     # R2D3's DoorKey-8x8 result was measured with (benchmarks/results/r2d3-doorkey-100k).

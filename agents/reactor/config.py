@@ -2,7 +2,7 @@
 discount, demos) plus the Reactor's own fields (:class:`ReactorLossConfig`, the learning
 math). ``--demos`` is optional: with it, a demo replay is mixed into batches as in R2D3.
 
-The source document's command line (002, REACTOR-torch ``main.py``) and the DemoStudio flag
+REACTOR-torch's command line (its ``main.py``) and the DemoStudio flag
 each option becomes (``core``: a shared field of the core's config; ``reactor``: below)::
 
     --env-name ENV               --env                          core
@@ -14,7 +14,7 @@ each option becomes (``core``: a shared field of the core's config; ``reactor``:
                                                                 replayed sequence; sequences
                                                                 are burn-in + trace + 1)
     --batch-size B               --batch-size                   core
-    --replay-ratio R             --env-steps-per-update         core replay ratio; the seed's
+    --replay-ratio R             --env-steps-per-update         core replay ratio; REACTOR-torch's
                                                                 1 + Poisson(R) updates per K
                                                                 steps of each of N workers is
                                                                 about K / (1 + R) env steps
@@ -36,8 +36,8 @@ each option becomes (``core``: a shared field of the core's config; ``reactor``:
     --no-lock, --no-lock-update  (none: one learner applies every update; there is no
                                  shared model that workers write to, so nothing to lock)
 
-Beyond the seed (the Reactor paper): ``--distributional`` / ``--num-atoms`` / ``--v-min`` /
-``--v-max`` (the distributional critic; its support defaults per env, see
+Beyond REACTOR-torch (from the Reactor paper): ``--distributional`` / ``--num-atoms`` /
+``--v-min`` / ``--v-max`` (the distributional critic; its support defaults per env, see
 :mod:`agents.reactor.support`), ``--policy-gradient beta_loo|tis`` and ``--beta-clip``,
 ``--retrace-lambda``, ``--critic-weight`` and ``--policy-trains-torso`` (how much each loss
 shapes the shared torso), and the behaviour policy
@@ -208,7 +208,7 @@ class ReactorConfig(
     """Env steps over which --learning-rate anneals to --learning-rate-final (40,000: tuned
     on CartPole-v1; a task that needs hundreds of thousands of steps wants more)."""
 
-    # Reactor's defaults (tuned on CartPole-v1; the seed's where it has one)
+    # Reactor's defaults (tuned on CartPole-v1; REACTOR-torch's where it has one)
     epsilon_base: float = 0.01
     epsilon_alpha: float = 0.0
     learning_rate: float = 5e-4

@@ -2,10 +2,10 @@
 core's run, interaction, network-width and demo groups into ONE flat dataclass
 (:class:`RNDPPOConfig`; :class:`PPOConfig` is the same with the intrinsic reward off), so
 every field is a ``demostudio train rnd-ppo`` / ``ppo`` flag with its docstring as help.
-Defaults follow the source document's table (which follows Burda et al. 2018), except the
+Defaults follow RL-RND's table of hyperparameters (which follows Burda et al. 2018), except the
 number of environments (the paper's 128 is cluster-sized).
 
-Every option of the source document's table (003) and the DemoStudio flag it becomes
+Every option of RL-RND's table and the DemoStudio flag it becomes
 ("core" = a field of the shared config, not repeated here)::
 
     --data_dir                          --run-dir (core; the parent of the run folder)

@@ -1,4 +1,4 @@
-"""Who acted at each step: a person or a policy (schema version 2, issue 15).
+"""Who acted at each step: a person or a policy (schema version 2).
 
 A file stores the per-step dataset ``actors`` (T,) uint8, an index into the root attribute
 ``actor_names`` (a JSON list of strings). A person is ``"person:<player>"``; anything else (an

@@ -44,7 +44,7 @@ from .spaces import index_nested
 PREFIX_GROUP = "trim_prefix"
 PER_STEP = {**LENGTH_OFFSETS, "actors": 0}
 """Top-level datasets / groups copied row by row, with their length relative to T (``actors``:
-who acted, issue 15)."""
+who acted)."""
 COPY_BYTES = 16 << 20
 """Rows are copied in blocks of at most this many bytes (memory stays bounded)."""
 PREFIX_BLOCK = 4096

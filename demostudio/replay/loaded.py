@@ -28,7 +28,7 @@ class LoadedEpisode:
             """[T+1] return so far at frame i (the sum of rewards of steps < i; inf once
             finite rewards overflow float64, as the file's total_return then is)."""
             self.person = person_steps(self.file)
-            """[T] bool: the steps a person took (issue 15's who-acted)."""
+            """[T] bool: the steps a person took (the file's who-acted record)."""
         except BaseException:
             self.file.close()
             raise

@@ -27,7 +27,7 @@ def test_r2d2_cartpole_learns(tmp_path):
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
 def test_r2d3_mountaincar_with_one_demo_reaches_minus_120_within_10k(tmp_path, mountaincar_demos):
-    """Issue 16's target at R2D3's defaults (3 seeds: first at 5k, 5k and 7.5k env steps)."""
+    """R2D3's MountainCar target at its defaults (3 seeds: first at 5k, 5k and 7.5k env steps)."""
     cfg = R2D3Config(
         env="MountainCar-v0",
         demos=(mountaincar_demos,),

@@ -1,6 +1,6 @@
-"""The replay kinds of source 001 (uniform, proportional, rank, greedy): probabilities and
-importance weights by hand, priority updates that change sampling, replay state that
-survives a save and restore, and the flags that pick a kind for each memory."""
+"""The replay kinds of the Keras-RL R2D3 write-up (uniform, proportional, rank, greedy):
+probabilities and importance weights by hand, priority updates that change sampling, replay
+state that survives a save and restore, and the flags that pick a kind for each memory."""
 
 from __future__ import annotations
 

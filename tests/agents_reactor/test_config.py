@@ -1,5 +1,5 @@
 """The Reactor's config: defaults validate, bad values name their flag, the core's groups are
-checked too, demos are optional, and every option of the source document has a flag."""
+checked too, demos are optional, and every option of REACTOR-torch has a flag."""
 
 from __future__ import annotations
 
@@ -42,7 +42,7 @@ def test_a_given_value_support_is_checked():
     ReactorConfig(v_max=-200.0).validate()  # v_min is settled from the env (test_support.py)
 
 
-SEED_OPTIONS = {  # the source document's main.py options -> ReactorConfig fields
+SEED_OPTIONS = {  # REACTOR-torch's main.py options -> ReactorConfig fields
     "num_workers": "num_actors",
     "t_max": "total_env_steps",
     "worker_steps": "trace",

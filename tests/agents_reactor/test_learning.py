@@ -1,10 +1,10 @@
-"""The CI learning test (issue 16's fast tier): Reactor learns CartPole-v1 from a fixed seed
+"""The CI learning test (the fast tier): Reactor learns CartPole-v1 from a fixed seed
 in a few thousand env steps, single-threaded, well under a minute on one free core.
 
 Measured on the shared 2-core machine under load (several other trainings running):
 seed 0 reached an evaluation mean of 500 at 4,000 env steps (1,958 updates; the whole
 pytest process 25 s of CPU), seed 1 288 at 2,000 env steps. With the critic weight of 10
-for the distributional critic (session 4's default): seed 0 373.7 at 4,000 env steps
+for the distributional critic (the default): seed 0 373.7 at 4,000 env steps
 (evaluations 36.7, 186.3, 169.0, 373.7 at 1k-4k; 1,957 updates, 23.9 s of CPU). A random
 policy scores about 22.
 """

@@ -1,4 +1,4 @@
-"""Hostile episode files (issue 17): every class below, for each of ``validate``, ``info``,
+"""Hostile episode files: every class below, for each of ``validate``, ``info``,
 ``verify``, ``ls`` and the ``train --demos`` loading path, gives one clean line naming the file
 and the field, a non-zero exit, no traceback, no hang, bounded memory and nothing read outside
 the file, while the good files beside the bad one still list and load.
