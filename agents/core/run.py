@@ -52,7 +52,7 @@ from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, selector_part
 from agents.core.preprocess import make_preprocessor, spec_to_json
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.run_folder import default_run_dir, open_run
+from agents.core.run_folder import default_run_dir, discard_run, open_run
 from agents.core.sequences import EndBehavior
 from agents.core.stopping import (
     RunInterrupted,
@@ -707,10 +707,8 @@ class _Shell:
                 ctx.logger.close()
                 ctx.close()
                 ctx.env.close()
-                if failed is not None and self.created and latest_checkpoint(ctx.run_dir) is None:
-                    # nothing useful in it (no checkpoint): its config.json and log would make
-                    # it look like a run; the error is on the terminal
-                    shutil.rmtree(ctx.run_dir, ignore_errors=True)
+                if failed is not None and latest_checkpoint(ctx.run_dir) is None:
+                    discard_run(ctx.run_dir, self.created)
         return TrainResult(
             ctx.run_dir, ctx.counters["env_steps"], ctx.learner.updates, ctx.evals, self.solved_at
         )

@@ -7,6 +7,7 @@ run's rows (env steps 1000, 2000, then 1000 again)."""
 from __future__ import annotations
 
 import os
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ import torch
 
 from agents.core.agent import Agent
 from agents.core.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
-from agents.core.logger import METRICS_FILE
+from agents.core.logger import METRICS_FILE, RUN_FILES
 from demostudio.episode import env_folder_name
 
 
@@ -39,6 +40,19 @@ def _fresh_hint(agent: Agent) -> str:
     if hasattr(agent.cfg, "resume"):
         hint = ("leave out --no-resume" if agent.resume_by_default else "--resume") + " or " + hint
     return hint
+
+
+def discard_run(run_dir: Path, created: bool) -> None:
+    """After a run failed before its first checkpoint: nothing in its folder is of use (the
+    error is on the terminal), and its config.json and logs would make the folder look like a
+    run (a rerun would refuse it). The folder goes when the run made it, else the run's own
+    files (there were no logs before it: :func:`open_run` refuses such a folder)."""
+    if created:
+        shutil.rmtree(run_dir, ignore_errors=True)
+        return
+    for name in RUN_FILES:
+        (run_dir / name).unlink(missing_ok=True)
+    shutil.rmtree(run_dir / "tb", ignore_errors=True)
 
 
 def open_run(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
@@ -78,4 +92,4 @@ def open_run(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
     return payload
 
 
-__all__ = ["default_run_dir", "earlier_logs", "open_run"]
+__all__ = ["default_run_dir", "discard_run", "earlier_logs", "open_run"]

@@ -81,9 +81,8 @@ def _silence_hung_up_terminal() -> None:
     or a message nobody can see. Output to a file or a pipe stays."""
     for fd in (1, 2):
         try:
-            if os.isatty(fd):
-                os.write(fd, b"")
-        except OSError:
+            os.write(fd, b"")  # a file or a pipe takes it (a hung-up terminal no longer
+        except OSError:  # says it is one)
             null = os.open(os.devnull, os.O_WRONLY)
             os.dup2(null, fd)
             os.close(null)

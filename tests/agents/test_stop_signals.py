@@ -5,6 +5,7 @@ folder whose run left logs but no checkpoint is refused, never mixed with a seco
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -134,3 +135,85 @@ def test_a_folder_with_logs_but_no_checkpoint_is_refused_not_mixed(
     assert sorted(p.name for p in run.iterdir()) == ["metrics.jsonl" if leftover != "tb/" else "tb"]
     if leftover != "tb/":
         assert (run / "metrics.jsonl").read_text(encoding="utf-8") == rows
+
+
+def test_a_closed_terminal_saves_the_run_marked_interrupted(tmp_path):
+    """The run's terminal hangs up (a closed window, a dropped ssh session): SIGHUP, and
+    every later write to that terminal fails; the progress bar on it does not stop the run
+    from saving its state."""
+    import fcntl
+    import pty
+    import select
+    import termios
+    import threading
+
+    run = tmp_path / "run"
+    flags = [f for f in FLAGS if f != "--no-progress"]
+    argv = ["train", "r2d2", *flags, "--run-dir", str(run), "--total-env-steps", "10000000",
+            "--eval-every", "0"]  # fmt: skip
+    assert "--no-progress" not in argv  # a progress bar on the terminal
+
+    master, slave = pty.openpty()
+
+    def own_terminal() -> None:  # a session whose controlling terminal is the pty
+        os.setsid()
+        fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.Popen([*CLI, *argv], env=env, stdin=slave, stdout=slave, stderr=slave,
+                            preexec_fn=own_terminal)  # fmt: skip
+    os.close(slave)
+
+    shown = threading.Event()  # set: the terminal goes away
+
+    def show() -> None:  # the terminal takes what the run writes
+        while not shown.is_set():
+            if select.select([master], [], [], 0.1)[0]:
+                with contextlib.suppress(OSError):
+                    os.read(master, 65536)
+
+    terminal = threading.Thread(target=show, daemon=True)
+    terminal.start()
+    try:
+        _first_row(run, proc)
+    finally:
+        shown.set()
+        terminal.join()
+        os.close(master)  # the terminal hangs up
+    try:
+        proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 128 + signal.SIGHUP
+    payload = load_checkpoint(run / "checkpoints" / "final.pt")
+    assert payload["interrupted"] is True
+    last = read_metrics(run)[-1]
+    assert last["kind"] == "interrupted" and last["signal"] == "SIGHUP"
+    assert last["env_steps"] == payload["counters"]["env_steps"]
+
+
+def test_a_run_failing_before_a_checkpoint_in_a_folder_it_did_not_make_takes_its_files_back(
+    tmp_path, capsys, monkeypatch
+):
+    """Its config.json and logs would make the folder one that a rerun refuses; what was in
+    the folder before stays."""
+    from agents.registry import get_algorithm
+
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "notes.txt").write_text("mine", encoding="utf-8")
+
+    def broken(self, ctx):
+        raise ValueError("broken start")
+
+    monkeypatch.setattr(get_algorithm("r2d2").agent_cls, "start", broken)
+    argv = ["train", "r2d2", *FLAGS, "--run-dir", str(run), "--total-env-steps", "100",
+            "--eval-every", "0", "--tensorboard"]  # fmt: skip
+    assert main(argv) == 2
+    assert capsys.readouterr().err.strip() == "demostudio: error: broken start"
+    assert sorted(p.name for p in run.iterdir()) == ["notes.txt"]
+    monkeypatch.undo()
+    assert main(argv) == 0
+    assert (run / "checkpoints" / "final.pt").exists() and (run / "notes.txt").exists()
