@@ -32,9 +32,9 @@ RAY = dict(actor_procs=2, num_actors=1, actor_chunk_steps=10, weight_sync_every=
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray for the module (each pool joins it instead of starting its own)."""
-    from agents.core.ray_pool import _auth_mode
+    from agents.core.ray_access import auth_mode
 
-    assert _auth_mode(True) in ("token", "disabled")  # the user's own choice is kept
+    assert auth_mode(True) in ("token", "disabled")  # the user's own choice is kept
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
@@ -115,15 +115,15 @@ def test_ray_settings_are_checked_and_token_auth_stays_on_unless_turned_off():
     with pytest.raises(ValueError, match="--ray-address: expected with --actor-procs"):
         ReplayAgentConfig(env="CartPole-v1", ray_address="10.0.0.1:6379").validate()
     code = (
-        "import os; from agents.core.ray_pool import _auth_mode; "
-        "print(_auth_mode(True), _auth_mode(False), os.environ['RAY_AUTH_MODE'])"
+        "import os; from agents.core.ray_access import auth_mode; "
+        "print(auth_mode(True), auth_mode(False), os.environ['RAY_AUTH_MODE'])"
     )
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert run.stdout.split() == ["token", "disabled", "disabled"], run.stderr
     env["RAY_AUTH_MODE"] = "disabled"  # the user turned it off themselves: kept
-    code = "from agents.core.ray_pool import _auth_mode; print(_auth_mode(True))"
+    code = "from agents.core.ray_access import auth_mode; print(auth_mode(True))"
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert run.stdout.split() == ["disabled"], run.stderr
 
