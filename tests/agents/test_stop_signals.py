@@ -217,3 +217,47 @@ def test_a_run_failing_before_a_checkpoint_in_a_folder_it_did_not_make_takes_its
     monkeypatch.undo()
     assert main(argv) == 0
     assert (run / "checkpoints" / "final.pt").exists() and (run / "notes.txt").exists()
+
+
+ALGO_FLAGS = {
+    "bc": ["--hidden", "16", "--max-updates", "100000", "--val-every", "20", "--eval-every",
+           "0", "--eval-episodes", "1"],
+    "ppo": ["--num-envs", "2", "--rollout-length", "16", "--segment-length", "8",
+            "--total-env-steps", "10000000", "--eval-episodes", "1", "--eval-every", "0",
+            "--hidden", "16", "--lstm", "16"],
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("algo", ["bc", "ppo"])
+def test_sigterm_stops_bc_and_ppo_as_any_run(algo, tmp_path, cartpole_demos, capsys, monkeypatch):
+    """The same run shell: SIGTERM after the second progress row saves final.pt marked
+    interrupted, with the row and the hint (BC, which has no --resume, says so)."""
+    import agents.core.run as run_module
+
+    rows = []
+    log_row = run_module._Shell.log_row
+
+    def kill_on_second_row(self, *args):
+        rows.append(log_row(self, *args))
+        if len(rows) == 2:
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # the run's handler
+            os.kill(os.getpid(), signal.SIGTERM)
+        return rows[-1]
+
+    monkeypatch.setattr(run_module._Shell, "log_row", kill_on_second_row)
+    run = tmp_path / "run"
+    demos = ["--demos", str(cartpole_demos)] if algo == "bc" else []
+    argv = ["train", algo, "--env", "CartPole-v1", *demos, *ALGO_FLAGS[algo], "--no-progress",
+            "--no-tensorboard", "--device", "cpu", "--run-dir", str(run)]  # fmt: skip
+    assert main(argv) == 143
+    final = run / "checkpoints" / "final.pt"
+    payload = load_checkpoint(final)
+    steps = payload["counters"]["env_steps"]
+    assert payload["interrupted"] is True and (steps > 0) == (algo == "ppo")
+    assert read_metrics(run)[-1]["kind"] == "interrupted"
+    then = (f"`demostudio train ppo --run-dir {run} --resume` continues it" if algo == "ppo"
+            else "bc has no --resume: train again with another --run-dir")  # fmt: skip
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"demostudio: interrupted by SIGTERM at {steps} env steps, saved {final}; {then}"
+    )
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored after the run
