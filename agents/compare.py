@@ -6,7 +6,8 @@ random policy measured in the same comparison) and one PNG of the learning curve
 demos' returns.
 
 Every finished run is appended to ``OUT/results.jsonl`` at once, so an interrupted
-comparison keeps what it finished and a rerun with the same ``OUT`` skips those runs.
+comparison (Ctrl-C, SIGTERM, SIGHUP: the run under way saves its state marked interrupted)
+keeps what it finished and a rerun with the same ``OUT`` skips those runs.
 """
 
 from __future__ import annotations
@@ -14,7 +15,9 @@ from __future__ import annotations
 import dataclasses
 import json
 import math
+import multiprocessing
 import os
+import shutil
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,6 +32,7 @@ from agents.core.plotting import (
     legend_below,
     line_style,
 )
+from agents.core.stopping import check_stop, stop_children, stop_signals
 from demostudio.episode import EpisodeError, env_folder_name, find_episodes, read_summary
 from demostudio.episode.jsonfile import read_json_lines
 
@@ -358,7 +362,8 @@ def check_run_folder(run_dir: Path, out: Path) -> None:
     """Before a rerun restarts ``run_dir`` (deleting its checkpoints): it must be a folder this
     comparison made (:data:`RUN_MARKER`), reached through no link, so that ``--out .`` never
     deletes the checkpoints of a ``train`` run in ``runs/``, nor a link anything outside."""
-    for p in (out / "runs", run_dir, run_dir / "checkpoints", run_dir / RUN_MARKER):
+    for p in (out / "runs", run_dir, run_dir / "checkpoints", run_dir / RUN_MARKER,
+              run_dir / "metrics.jsonl", run_dir / "tb"):  # fmt: skip
         if p.is_symlink():
             raise ValueError(
                 f"{p}: expected a folder or file of this comparison, got a link (compare never "
@@ -434,6 +439,7 @@ def run_comparison(
         metrics = Path(s.run_dir) / "metrics.jsonl"
         if metrics.exists():
             metrics.unlink()
+        shutil.rmtree(Path(s.run_dir) / "tb", ignore_errors=True)  # its logs go with it
     report(
         f"compare {cfg.env}: {len(todo)} runs to do ({len(done)} already done), "
         f"{_episodes(len(demos.paths))} (mean return {fmt_return(demos.mean_return)}), "
@@ -451,20 +457,15 @@ def run_comparison(
         )
 
     try:
-        if cfg.jobs == 1 or len(todo) <= 1:
-            for spec in todo:
-                record(run_one(spec))
-        else:
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor, as_completed
-
-            ctx = multiprocessing.get_context("spawn")
-            with ProcessPoolExecutor(cfg.jobs, mp_context=ctx) as pool:
-                futures = [pool.submit(run_one, spec) for spec in todo]
-                for fut in as_completed(futures):
-                    record(fut.result())
-    except BaseException:
+        with stop_signals():
+            _run_all(todo, cfg.jobs, record)
+    except BaseException as exc:
         remove_made(made)  # OUT, when this comparison made it and nothing is in it
+        if isinstance(exc, KeyboardInterrupt):
+            kept = len(read_results(cfg.out)) if cfg.out.is_dir() else 0
+            runs = f"{kept} finished run{'' if kept == 1 else 's'}"
+            report(f"compare interrupted: {runs} kept in {cfg.out / RESULTS_FILE}; the same "
+                   "command continues with the others")  # fmt: skip
         raise
     summaries = [r for r in read_results(cfg.out) if r.algo in cfg.algos]
     episodes = cfg.final_eval_episodes * cfg.seeds
@@ -474,6 +475,26 @@ def run_comparison(
     table = write_table(cfg, summaries, demos, threshold, ref)
     png = plot_comparison(cfg, summaries, demos, threshold, ref)
     return summaries, table, png
+
+
+def _run_all(todo: Sequence[RunSpec], jobs: int, record: Callable[[RunSummary], None]) -> None:
+    """Train and record each run, ``jobs`` at a time in processes of their own; a stop here
+    stops their runs too (each saved, interrupted) before the pool ends."""
+    if jobs == 1 or len(todo) <= 1:
+        for spec in todo:
+            check_stop()  # a stop that came as the last run saved its end
+            record(run_one(spec))
+        return
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    with ProcessPoolExecutor(jobs, mp_context=multiprocessing.get_context("spawn")) as pool:
+        try:
+            for fut in as_completed([pool.submit(run_one, spec) for spec in todo]):
+                record(fut.result())
+        except KeyboardInterrupt:
+            pool.shutdown(wait=False, cancel_futures=True)  # no run starts any more
+            stop_children()
+            raise
 
 
 def _episodes(n: int) -> str:

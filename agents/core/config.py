@@ -209,6 +209,9 @@ class InteractConfig(ConfigGroup):
     checkpoints/replay.npz, so --resume continues with it; large for image observations."""
     checkpoint_every: int = 25_000
     """Save a checkpoint every this many env steps (and always at the end)."""
+    checkpoint_minutes: float = 5.0
+    """Also save a checkpoint when this many minutes have passed since the last one, so that
+    a kill -9 or a power cut costs at most that much work however slow the task (0: off)."""
     keep_checkpoints: int = 3
     """How many periodic checkpoints to keep (the final one is always kept)."""
     # --- evaluation and gate ---------------------------------------------------------------
@@ -241,11 +244,12 @@ class InteractConfig(ConfigGroup):
     only until the limit cuts it off (CartPole: a cart drifting to the track's edge)."""
 
     limits: ClassVar[dict[str, float]] = {"gate_episodes": 10_000, "gate_horizon": 1_000,
-                                          "total_env_steps": 100_000_000_000}  # fmt: skip
+                                          "total_env_steps": 100_000_000_000,
+                                          "checkpoint_minutes": 10_000_000}  # fmt: skip
 
     def check(self) -> None:
         require(self, ("total_env_steps", "checkpoint_every"), 1)
-        require(self, ("keep_checkpoints", "gate_episodes", "gate_margin"), 0)
+        require(self, ("keep_checkpoints", "gate_episodes", "gate_margin", "checkpoint_minutes"), 0)
         require(self, ("stop_evals", "gate_horizon"), 1)
         if not 0.0 < self.gate_share <= 1.0:
             raise ValueError(f"--gate-share: expected in (0, 1], got {self.gate_share}")

@@ -20,7 +20,9 @@ are. An actor process that dies (killed, out of memory) is replaced by a fresh o
 newest weights; its unfinished chunk is lost and was never counted.
 
 Ray's token authentication stays on (``RAY_AUTH_MODE=token``) unless the user turns it off
-with ``--no-ray-auth`` or by setting ``RAY_AUTH_MODE=disabled`` themselves.
+with ``--no-ray-auth`` or by setting ``RAY_AUTH_MODE=disabled`` themselves; a local Ray
+listens on 127.0.0.1 only (:mod:`agents.core.ray_access`). SIGTERM stops the run as Ctrl-C
+does (Ray's own handler, which ``ray.init`` sets, would exit before the run saved).
 """
 
 from __future__ import annotations
@@ -28,7 +30,6 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -38,7 +39,9 @@ import numpy as np
 import torch
 
 from agents.core.actor import ActorSpec, ActorStep, FinishedEpisode, make_vector_actor
+from agents.core.ray_access import auth_mode, check_cluster, ensure_local_token, local_only
 from agents.core.sequences import SequenceBatch, concat_batches
+from agents.core.stopping import keep_stop_handlers
 
 STARTUP_TIMEOUT_S = 120.0
 """How long the actor processes may take to start before the run gives up."""
@@ -83,18 +86,6 @@ def _import_ray():
             "got none installed"
         ) from None
     return ray
-
-
-def _auth_mode(auth: bool) -> str:
-    """Set ``RAY_AUTH_MODE`` for this process and the Ray processes it starts: token unless
-    the user turned it off (``--no-ray-auth``, or ``RAY_AUTH_MODE=disabled`` already set).
-    Call before ``import ray`` reads it (Ray caches its config at import)."""
-    mode = os.environ.get("RAY_AUTH_MODE", "token") if auth else "disabled"
-    os.environ["RAY_AUTH_MODE"] = mode
-    raylet = sys.modules.get("ray._raylet")
-    if raylet is not None:  # imported before: refresh its cached config, as Ray itself does
-        raylet.Config.initialize("")
-    return mode
 
 
 def _code_runtime_env() -> dict[str, Any]:
@@ -156,7 +147,8 @@ class RayActorPool:
         ``weight_sync_every``, ``torch_threads`` and ``progress``; ``while_starting`` is work
         of the caller's done while the actor processes start (they take a second or more to
         import torch and build their envs, on other cores)."""
-        auth = _auth_mode(bool(getattr(cfg, "ray_auth", True)))
+        auth = self._auth = auth_mode(bool(getattr(cfg, "ray_auth", True)))
+        local_only(not cfg.ray_address)  # before import: Ray reads it then
         ray = self._ray = _import_ray()
         self.specs = list(specs)
         self.num_envs = sum(s.num_envs for s in self.specs)
@@ -200,10 +192,16 @@ class RayActorPool:
             # Ray starts its workers at niceness 15, below any other program on the machine;
             # here they are the actors the learner waits for (a user's setting wins)
             os.environ.setdefault("RAY_worker_niceness", "0")
-            ray.init(address="local", num_cpus=max(os.cpu_count() or 1, len(self.specs)), **kwargs)
+            if self._auth == "token":
+                ensure_local_token()
+            with keep_stop_handlers():
+                ray.init(address="local", num_cpus=max(os.cpu_count() or 1, len(self.specs)),
+                         **kwargs)  # fmt: skip
             return
+        check_cluster(address, self._auth)
         try:
-            ray.init(address=address, runtime_env=_code_runtime_env(), **kwargs)
+            with keep_stop_handlers():
+                ray.init(address=address, runtime_env=_code_runtime_env(), **kwargs)
         except (ConnectionError, RuntimeError, ValueError) as exc:
             raise ValueError(
                 f"--ray-address: expected a running Ray cluster at {address}, "

@@ -34,7 +34,6 @@ from agents.core.checkpoint import (
     CheckpointError,
     build_checked,
     latest_checkpoint,
-    load_checkpoint,
     load_replays,
     periodic_path,
     prune_checkpoints,
@@ -53,13 +52,17 @@ from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, selector_part
 from agents.core.preprocess import make_preprocessor, spec_to_json
 from agents.core.replay import PrioritizedSequenceReplay
+from agents.core.run_folder import default_run_dir, discard_run, open_run
 from agents.core.sequences import EndBehavior
-from demostudio.episode import (
-    ensure_registered,
-    env_folder_name,
-    find_episodes,
-    read_summary,
+from agents.core.stopping import (
+    RunInterrupted,
+    check_stop,
+    finishing,
+    signal_name,
+    stop_signals,
+    stop_signum,
 )
+from demostudio.episode import ensure_registered, find_episodes, read_summary
 
 
 def resolve_device(name: str) -> torch.device:
@@ -93,21 +96,6 @@ def resolve_env(cfg: Any) -> str:
         cfg.env = ids.pop()
     ensure_registered(cfg.env)
     return cfg.env
-
-
-def default_run_dir(algo: str, cfg: Any) -> Path:
-    return Path("runs") / f"{algo}-{env_folder_name(cfg.env)}-s{cfg.seed}"
-
-
-class RunInterrupted(KeyboardInterrupt):
-    """Ctrl-C during a run: its state was saved to ``checkpoints/final.pt``, marked
-    ``interrupted`` (``--resume`` continues it), and metrics.jsonl ends with an
-    ``interrupted`` row."""
-
-    def __init__(self, run_dir: Path, env_steps: int):
-        super().__init__(f"{run_dir}: interrupted at {env_steps} env steps")
-        self.run_dir = run_dir
-        self.env_steps = env_steps
 
 
 class TrainResult(NamedTuple):
@@ -266,7 +254,7 @@ def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
 
 # fields that may change between a run and its resumption without comment
 _RESUME_FREE = {"resume", "total_env_steps", "progress", "tensorboard", "device", "run_dir",
-                "actor_procs", "ray_address", "ray_auth"}  # fmt: skip
+                "actor_procs", "ray_address", "ray_auth", "checkpoint_minutes"}  # fmt: skip
 
 
 def config_changes(saved: dict, cfg: Any) -> list[str]:
@@ -455,37 +443,14 @@ def check_memory(agent: Agent, info: EnvInfo) -> None:
         footprint.check_fits(parts(count_demos=True), available)
 
 
-def _open(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
-    """The checkpoint payload to resume from (None for a fresh run); errors name the folder."""
-    cfg = agent.cfg
-    previous = latest_checkpoint(run_dir)
-    if not getattr(cfg, "resume", False):
-        if previous is not None:
-            hint = "another --run-dir"
-            if hasattr(cfg, "resume"):
-                hint = ("leave out --no-resume" if agent.resume_by_default else "--resume") + (
-                    " or " + hint
-                )
-            raise CheckpointError(
-                run_dir, f"expected a fresh run folder, got one with checkpoints (pass {hint})"
-            )
-        return None
-    if previous is None:
-        if agent.resume_by_default:
-            return None  # automatic resume: nothing to resume yet, a fresh run
-        raise CheckpointError(run_dir, "--resume: expected a run folder with checkpoints, got none")
-    payload = load_checkpoint(previous, map_location=device)
-    if payload["algo"] != agent.name or payload["config"].get("env") != cfg.env:
-        raise CheckpointError(
-            previous,
-            f"--resume: expected a {agent.name} run on {cfg.env}, got a {payload['algo']} run "
-            f"on {payload['config'].get('env')}",
-        )
-    return payload
-
-
 def train(agent: Agent) -> TrainResult:
-    """Run ``agent`` (a fresh run, or ``--resume``) and return what it did."""
+    """Run ``agent`` (a fresh run, or ``--resume``) and return what it did; SIGTERM and SIGHUP
+    stop it as Ctrl-C does (:mod:`agents.core.stopping`)."""
+    with stop_signals():
+        return _train(agent)
+
+
+def _train(agent: Agent) -> TrainResult:
     cfg = agent.cfg
     resolve_env(cfg)
     cfg.validate()
@@ -496,7 +461,7 @@ def train(agent: Agent) -> TrainResult:
     problem = run_folder_problem(run_dir)
     if problem is not None:
         raise ValueError(f"--run-dir: {problem}")
-    payload = _open(agent, run_dir, device)
+    payload = open_run(agent, run_dir, device)
     created = not run_dir.exists()
     env = agent.make_env()
     try:
@@ -526,8 +491,8 @@ class _Shell:
             tqdm.write(text)
 
     def save(self, path: Path, interrupted: bool = False) -> None:
-        """Write a checkpoint; ``interrupted``: the run was stopped by Ctrl-C (a plain bool in
-        the payload, which evaluate, watch and a later ``--resume`` read)."""
+        """Write a checkpoint; ``interrupted``: the run was stopped before its end (a plain
+        bool in the payload, which evaluate, watch and a later ``--resume`` read)."""
         ctx = self.ctx
         save_checkpoint(path, {**checkpoint_payload(ctx), "interrupted": interrupted})
         if getattr(self.cfg, "save_replay", False) and ctx.mix is not None:
@@ -630,6 +595,8 @@ class _Shell:
         next_log = next_multiple(phase.log_every)
         next_eval = next_multiple(phase.eval_every)
         next_ckpt = next_multiple(phase.checkpoint_every)
+        every_s = 60.0 * getattr(cfg, "checkpoint_minutes", 0.0)  # 0: by env steps only
+        ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
         since = (time.perf_counter(), ctx.counters["env_steps"], ctx.learner.updates)
         unit = "step" if sched.clock == "env_steps" else "upd"
         bar = tqdm(total=sched.total, initial=min(clock(), sched.total), unit=unit, leave=False,
@@ -638,6 +605,7 @@ class _Shell:
         ctx.agent.on_phase_start(ctx, phase)
         try:
             while not sched.done(ctx):
+                check_stop()
                 before = clock()
                 sched.iterate(ctx)
                 now = clock()
@@ -659,10 +627,11 @@ class _Shell:
                     if self.reached_stop():
                         self.solved_at = ctx.counters["env_steps"]
                         return True
-                if now >= next_ckpt:
+                if now >= next_ckpt or time.monotonic() >= ckpt_at:
                     self.save(periodic_path(ctx.run_dir, ctx.counters["env_steps"]))
                     prune_checkpoints(ctx.run_dir, cfg.keep_checkpoints)
                     next_ckpt = next_multiple(phase.checkpoint_every)
+                    ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
             if ctx.stats:  # the last partial window
                 self.log_row(phase, clock(), since)
         finally:
@@ -689,8 +658,9 @@ class _Shell:
             self.write(f"resumed at {ctx.counters['env_steps']} env steps; {note}")
         phases = agent.phases()
         first = int(ctx.counters.get("phase", 0)) if resumed else 0
-        interrupted = False
-        failed: Exception | None = None
+        stop: KeyboardInterrupt | None = None
+        failed: BaseException | None = None
+        completed = False
         try:
             agent.start(ctx)
             stopped = False
@@ -706,6 +676,7 @@ class _Shell:
                     self.save(ctx.run_dir / "checkpoints" / phase.end_checkpoint)
                 if phase.eval_at_end and cfg.eval_every:
                     self.evaluate(ctx.counters["env_steps"])
+            check_stop()  # a stop asked for as the phase ended is not the run's end
             agent.finish(ctx)
             env_steps = ctx.counters["env_steps"]
             if self.solved_at is None and (
@@ -713,30 +684,31 @@ class _Shell:
                 or (cfg.eval_every and (not ctx.evals or ctx.evals[-1][0] != env_steps))
             ):
                 self.evaluate(env_steps)
-        except KeyboardInterrupt:
-            interrupted = True
-            raise RunInterrupted(ctx.run_dir, ctx.counters["env_steps"]) from None
-        except Exception as exc:  # the run failed: no final.pt that would look finished
-            failed = exc
+            completed = True
+        except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: final.pt, interrupted
+            stop = exc
+            raise RunInterrupted(ctx.run_dir, ctx.counters["env_steps"], stop_signum(exc)) from None
+        except BaseException as exc:  # failed, or exited (a library's SystemExit): no final.pt,
+            failed = exc  # which would look finished
             raise
         finally:
-            env_steps = ctx.counters["env_steps"]
-            if failed is None:
-                self.save(ctx.run_dir / "checkpoints" / "final.pt", interrupted)
-            elif env_steps > 0:
-                self.save_progress(env_steps)
-            if interrupted:
-                ctx.logger.log("interrupted", env_steps, updates=ctx.learner.updates)
-            if failed is not None:
-                ctx.logger.log("failed", env_steps, updates=ctx.learner.updates,
-                               error=f"{type(failed).__name__}: {failed}"[:500])  # fmt: skip
-            ctx.logger.close()
-            ctx.close()
-            ctx.env.close()
-            if failed is not None and self.created and latest_checkpoint(ctx.run_dir) is None:
-                # nothing useful in it (no checkpoint): its config.json and log would make
-                # it look like a run; the error is on the terminal
-                shutil.rmtree(ctx.run_dir, ignore_errors=True)
+            with finishing():  # a stop signal now does not cut the saving short
+                env_steps = ctx.counters["env_steps"]
+                if completed or stop is not None:
+                    self.save(ctx.run_dir / "checkpoints" / "final.pt", not completed)
+                elif env_steps > 0:
+                    self.save_progress(env_steps)
+                if stop is not None:
+                    ctx.logger.log("interrupted", env_steps, updates=ctx.learner.updates,
+                                   signal=signal_name(stop_signum(stop)))  # fmt: skip
+                if failed is not None:
+                    ctx.logger.log("failed", env_steps, updates=ctx.learner.updates,
+                                   error=f"{type(failed).__name__}: {failed}"[:500])  # fmt: skip
+                ctx.logger.close()
+                ctx.close()
+                ctx.env.close()
+                if failed is not None and latest_checkpoint(ctx.run_dir) is None:
+                    discard_run(ctx.run_dir, self.created)
         return TrainResult(
             ctx.run_dir, ctx.counters["env_steps"], ctx.learner.updates, ctx.evals, self.solved_at
         )

@@ -7,6 +7,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -99,9 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     ) as exc:  # names from a folder scan or a file: control characters escaped
         print(printable(f"demostudio: error: {exc}"), file=sys.stderr)
         return 2
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as stop:  # Ctrl-C; SIGTERM and SIGHUP where a command takes them
         print("demostudio: interrupted", file=sys.stderr)
-        return 130
+        return 128 + getattr(stop, "signum", signal.SIGINT)  # 130 for Ctrl-C
     except BrokenPipeError:  # e.g. `demostudio ls | head`
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -159,6 +159,7 @@ def start_coach(entry: Any, cfg: Any, settings: CoachSettings) -> Coaching:
     """Start training in a background thread and build the window's session around the
     trainer's acting network (raises CommandError for what the user can fix)."""
     from agents.coach import CoachAgent, CoachLink, LiveDemoCutter, coached, run_training
+    from agents.core.stopping import request_stop, stop_signum
     from demostudio.episode import env_folder_name
     from demostudio.play import build_controller_session
     from demostudio.play.coach import CoachRecorder, CoachWindow
@@ -171,11 +172,11 @@ def start_coach(entry: Any, cfg: Any, settings: CoachSettings) -> Coaching:
         target=run_training, args=(agent, link), name="coach-trainer", daemon=True
     )
     thread.start()
-    link.ready.wait()
-    if link.error is not None:
-        thread.join()
-        raise _user_error(link.error)
     try:
+        link.ready.wait()
+        if link.error is not None:
+            thread.join()
+            raise _user_error(link.error)
         controller = CoachAgent(link, settings.coach_epsilon, cfg.seed)
         session = build_controller_session(
             cfg.env,
@@ -193,7 +194,9 @@ def start_coach(entry: Any, cfg: Any, settings: CoachSettings) -> Coaching:
                 CoachWindow, status=link.status_lines, failed=lambda: link.error is not None
             ),
         )
-    except BaseException:
+    except BaseException as exc:
+        if isinstance(exc, KeyboardInterrupt):  # a stop signal: the run saves, interrupted
+            request_stop(stop_signum(exc))
         link.stop.set()
         thread.join()
         raise
@@ -212,22 +215,43 @@ def stop_coach(coaching: Coaching) -> Any:
 
 def cmd_coach(args: argparse.Namespace) -> int:
     entry, cfg, settings = parse_coach(args.algo, args.args)
+    from agents.core.stopping import RunInterrupted, stop_signals
+    from demostudio.cli.train_cmds import interrupted_line
     from demostudio.ui.display import require_display
 
     require_display(f"`demostudio train {args.algo}` trains (with --demos)")
+    with stop_signals():  # Ctrl-C, SIGTERM, SIGHUP: the trainer saves an interrupted run
+        try:
+            return _coach(args.algo, entry, cfg, settings)
+        except RunInterrupted as stop:
+            resume = f"`demostudio coach {args.algo} --run-dir {stop.run_dir} --resume`"
+            return interrupted_line(stop, f"{resume} continues it")
+
+
+def _coach(algo: str, entry: Any, cfg: Any, settings: CoachSettings) -> int:
+    from agents.core.stopping import request_stop, stop_signum
+
     coaching = start_coach(entry, cfg, settings)
     print(
-        f"coaching {args.algo} on {cfg.env}: T takes over and hands back; closing the window "
+        f"coaching {algo} on {cfg.env}: T takes over and hands back; closing the window "
         f"ends training (run folder {cfg.run_dir})"
     )
     try:
         played = coaching.session.run()
-    finally:
+    except KeyboardInterrupt as stop:  # in the window's thread; the trainer stops unfinished
+        request_stop(stop_signum(stop))
+        print("stopping training: saving its checkpoint, marked interrupted ...")
+        stop_coach(coaching)  # RunInterrupted, unless training had ended
+        raise
+    except BaseException:
         print("stopping training: final evaluation and checkpoint ...")
-        result = stop_coach(coaching)
+        stop_coach(coaching)
+        raise
+    print("stopping training: final evaluation and checkpoint ...")
+    result = stop_coach(coaching)
     link = coaching.link
     print(
-        f"{args.algo}: {result.env_steps} env steps, {result.updates} updates; "
+        f"{algo}: {result.env_steps} env steps, {result.updates} updates; "
         f"{_count(link.stretches, 'corrected stretch', 'es')} ({link.inserted} demo "
         f"sequences), {_count(len(played.saved), 'episode')} saved in {coaching.corrections}; "
         f"run folder "

@@ -8,6 +8,7 @@ dataclass, so ``demostudio train r2d3 --help`` lists every field of R2D3's confi
 from __future__ import annotations
 
 import argparse
+import signal
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,7 +55,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     ns = parse_flags(parser, args.algo, args.args)
     cfg = dataclass_from_args(entry.config_cls, ns)
     refuse_sample_demos(cfg.run_dir or "runs", "--run-dir")  # default: runs/ here
-    from agents.core.run import RunInterrupted
+    from agents.core.stopping import RunInterrupted
 
     try:
         if getattr(cfg, "resume", False):  # BC trains in one go and has no --resume
@@ -69,12 +70,7 @@ def cmd_train(args: argparse.Namespace) -> int:
             if hasattr(cfg, "resume")
             else f"{args.algo} has no --resume: train again with another --run-dir"
         )
-        print(
-            f"demostudio: interrupted at {stop.env_steps} env steps, saved "
-            f"{stop.run_dir / 'checkpoints' / 'final.pt'}; {then}",
-            file=sys.stderr,
-        )
-        return 130
+        return interrupted_line(stop, then)
     last = f", last eval mean return {result.evals[-1][1]:.2f}" if result.evals else ""
     print(
         f"{args.algo}: {result.env_steps} env steps, {result.updates} updates{last}; "
@@ -90,6 +86,21 @@ def unknown_algorithm(command: str, algo: str, names: list[str]) -> CommandError
     close = close_matches(algo, names, n=1)
     hint = f" (did you mean {close[0]!r}?)" if close else ""
     return CommandError(f"{command}: expected an algorithm in {names}, got {algo!r}{hint}")
+
+
+def interrupted_line(stop, then: str) -> int:
+    """Say where an interrupted run (:class:`~agents.core.stopping.RunInterrupted`) was saved
+    and ``then`` how to go on; the command's exit status (128 + the signal: 130 for Ctrl-C,
+    143 for SIGTERM, 129 for SIGHUP)."""
+    from agents.core.stopping import exit_status, signal_name
+
+    how = "" if stop.signum == signal.SIGINT else f" by {signal_name(stop.signum)}"
+    print(
+        f"demostudio: interrupted{how} at {stop.env_steps} env steps, saved "
+        f"{stop.run_dir / 'checkpoints' / 'final.pt'}; {then}",
+        file=sys.stderr,
+    )
+    return exit_status(stop)
 
 
 def algorithm_parser(algo: str, cls: type, command: str = "train") -> argparse.ArgumentParser:

@@ -5,13 +5,16 @@ final checkpoint."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import numpy as np
@@ -32,9 +35,9 @@ RAY = dict(actor_procs=2, num_actors=1, actor_chunk_steps=10, weight_sync_every=
 @pytest.fixture(scope="module")
 def local_ray():
     """One local Ray for the module (each pool joins it instead of starting its own)."""
-    from agents.core.ray_pool import _auth_mode
+    from agents.core.ray_access import auth_mode
 
-    assert _auth_mode(True) in ("token", "disabled")  # the user's own choice is kept
+    assert auth_mode(True) in ("token", "disabled")  # the user's own choice is kept
     ray.init(address="local", num_cpus=2, include_dashboard=False, log_to_driver=False)
     yield
     ray.shutdown()
@@ -115,15 +118,15 @@ def test_ray_settings_are_checked_and_token_auth_stays_on_unless_turned_off():
     with pytest.raises(ValueError, match="--ray-address: expected with --actor-procs"):
         ReplayAgentConfig(env="CartPole-v1", ray_address="10.0.0.1:6379").validate()
     code = (
-        "import os; from agents.core.ray_pool import _auth_mode; "
-        "print(_auth_mode(True), _auth_mode(False), os.environ['RAY_AUTH_MODE'])"
+        "import os; from agents.core.ray_access import auth_mode; "
+        "print(auth_mode(True), auth_mode(False), os.environ['RAY_AUTH_MODE'])"
     )
     env = {k: v for k, v in os.environ.items() if k != "RAY_AUTH_MODE"}
     env["PYTHONPATH"] = os.pathsep.join(sys.path)
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert run.stdout.split() == ["token", "disabled", "disabled"], run.stderr
     env["RAY_AUTH_MODE"] = "disabled"  # the user turned it off themselves: kept
-    code = "from agents.core.ray_pool import _auth_mode; print(_auth_mode(True))"
+    code = "from agents.core.ray_access import auth_mode; print(auth_mode(True))"
     run = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert run.stdout.split() == ["disabled"], run.stderr
 
@@ -180,41 +183,53 @@ def test_a_joined_cluster_gets_this_checkout_as_py_modules():
     assert all((Path(m) / "__init__.py").exists() for m in modules)
 
 
-@pytest.mark.slow
-def test_training_joins_a_running_cluster_with_ray_address(tmp_path):
-    import socket
-
+@contextlib.contextmanager
+def ray_head(token: str | None, cpus: int = 1) -> Iterator[str]:
+    """A Ray head (``ray start --head --block`` in a session of its own, so that it and only
+    it is stopped after), with token authentication when ``token`` is given; its address."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), RAY_AUTH_MODE="disabled")
-    ray_cli = str(Path(sys.executable).with_name("ray"))
-    # a session folder of its own, short: Ray's socket paths must fit in 107 characters
-    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))
-    start = [ray_cli, "start", "--head", f"--port={port}", "--num-cpus=2", "--block",
-             "--include-dashboard=false", f"--temp-dir={temp}"]  # fmt: skip
-    # --block: the head's processes live in this process group (``ray stop`` would stop
-    # every Ray on the machine)
+    temp = Path(tempfile.mkdtemp(prefix="ray", dir="/tmp"))  # Ray's socket paths are short
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RAY_")}
+    env.update(HOME=str(temp), RAY_AUTH_MODE="token" if token else "disabled")
+    if token:
+        env["RAY_AUTH_TOKEN"] = token
+    start = [str(Path(sys.executable).with_name("ray")), "start", "--head", f"--port={port}",
+             f"--num-cpus={cpus}", "--block", "--include-dashboard=false",
+             f"--temp-dir={temp}"]  # fmt: skip
     head = subprocess.Popen(start, env=env, start_new_session=True,
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
-    deadline = time.monotonic() + 120
-    while True:
-        with socket.socket() as s:
-            if s.connect_ex(("127.0.0.1", port)) == 0:
-                break
-        assert head.poll() is None and time.monotonic() < deadline, "no Ray head within 120 s"
-        time.sleep(0.5)
     try:
+        deadline = time.monotonic() + 120
+        while True:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            assert head.poll() is None and time.monotonic() < deadline, "no Ray head"
+            time.sleep(0.3)
+        yield f"127.0.0.1:{port}"
+    finally:  # `ray start --block` stops the processes it started on SIGTERM
+        head.send_signal(signal.SIGTERM)
+        try:
+            head.wait(timeout=60)
+        finally:
+            with contextlib.suppress(ProcessLookupError):  # any left behind
+                os.killpg(head.pid, signal.SIGKILL)
+            head.wait()
+            shutil.rmtree(temp, ignore_errors=True)
+
+
+@pytest.mark.slow
+def test_training_joins_a_running_cluster_with_ray_address(tmp_path):
+    with ray_head(None, cpus=2) as address:
         run = tmp_path / "run"
         cmd = [sys.executable, "-c", "from demostudio.cli import main; raise SystemExit(main())",
                "train", "r2d2", "--env", "CartPole-v1", "--actor-procs", "1", "--num-actors",
-               "1", "--ray-address", f"127.0.0.1:{port}", "--no-ray-auth", "--hidden", "16",
+               "1", "--ray-address", address, "--no-ray-auth", "--hidden", "16",
                "--lstm", "16", "--total-env-steps", "600", "--eval-every", "0", "--no-progress",
                "--no-tensorboard", "--run-dir", str(run)]  # fmt: skip
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), RAY_AUTH_MODE="disabled")
         out = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=300)
         assert out.returncode == 0, out.stderr
         assert (run / "checkpoints" / "final.pt").exists()
-    finally:
-        os.killpg(head.pid, signal.SIGTERM)
-        head.wait(timeout=60)
-        shutil.rmtree(temp, ignore_errors=True)

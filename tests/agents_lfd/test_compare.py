@@ -218,3 +218,47 @@ def test_compare_that_cannot_start_leaves_nothing_it_made(tmp_path, cartpole_dem
     assert sorted(p.name for p in out.rglob("*")) == [
         "bc-MountainCar-v0-s0", "compare-run.json", "mine.txt", "runs"
     ]  # fmt: skip
+
+
+def test_sigterm_ends_a_comparison_as_ctrl_c_does_and_a_rerun_continues(
+    tmp_path, cartpole_demos, capsys, monkeypatch
+):
+    """``kill -TERM`` during the second run: the first stays in results.jsonl, the second is
+    saved marked interrupted, the command exits 143; the same command finishes the second."""
+    import os
+    import signal
+
+    import agents.core.run as run_module
+    from agents.core.checkpoint import load_checkpoint
+
+    out = tmp_path / "cmp"
+    tiny = {"num_actors": 2, "hidden": 16, "lstm": 16, "batch_size": 8, "min_replay": 8,
+            "trace": 6, "period": 3, "n_step": 3, "env_steps_per_update": 8.0,
+            "checkpoint_every": 100}  # fmt: skip
+    args = ["compare", "--env", "CartPole-v1", "--demos", str(cartpole_demos), "--algos",
+            "r2d2", "--seeds", "2", "--first-seed", "4", "--budget", "300", "--eval-every", "0",
+            "--eval-episodes", "1", "--final-eval-episodes", "1", "--threshold", "30", "--out",
+            str(out), "--overrides", json.dumps({"*": tiny})]  # fmt: skip
+    prune = run_module.prune_checkpoints
+
+    def kill_in_second_run(run_dir, keep):
+        if run_dir.name.endswith("-s5"):
+            os.kill(os.getpid(), signal.SIGTERM)
+        return prune(run_dir, keep)
+
+    monkeypatch.setattr(run_module, "prune_checkpoints", kill_in_second_run)
+    assert main(args) == 143
+    captured = capsys.readouterr()
+    assert captured.err.strip().splitlines() == ["demostudio: interrupted"]
+    assert captured.out.strip().splitlines()[-1] == (
+        f"compare interrupted: 1 finished run kept in {out / 'results.jsonl'}; the same "
+        "command continues with the others"
+    )
+    assert [(r.algo, r.seed) for r in read_results(out)] == [("r2d2", 4)]
+    second = out / "runs" / "r2d2-CartPole-v1-s5" / "checkpoints" / "final.pt"
+    assert load_checkpoint(second)["interrupted"] is True
+    monkeypatch.undo()
+    assert main(args) == 0
+    assert "1 runs to do (1 already done)" in capsys.readouterr().out
+    assert sorted((r.algo, r.seed) for r in read_results(out)) == [("r2d2", 4), ("r2d2", 5)]
+    assert load_checkpoint(second)["interrupted"] is False

@@ -211,3 +211,38 @@ def test_the_command_end_to_end(tmp_path, monkeypatch, capsys):
     mask = person_mask(data.actors, data.actor_names)
     assert mask.sum() == 7 and not mask[:2].any()
     assert (run / "checkpoints" / "final.pt").exists()
+
+
+def test_sigterm_saves_the_coached_run_marked_interrupted(tmp_path, monkeypatch, capsys):
+    """``kill -TERM`` of ``demostudio coach`` (the window's thread gets it): the trainer stops
+    unfinished, final.pt is marked interrupted, and the resume hint is printed (exit 143)."""
+    import os
+    import signal
+
+    from agents.core.checkpoint import load_checkpoint
+    from agents.core.logger import read_metrics
+    from demostudio.play.session import PlaySession
+
+    tick = PlaySession.tick
+    count = {"n": 0}
+
+    def scripted_tick(self):
+        count["n"] += 1
+        if count["n"] == 5:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return tick(self)
+
+    monkeypatch.setattr(PlaySession, "tick", scripted_tick)
+    run = tmp_path / "run"
+    assert main(["coach", "r2d3", *TINY, "--run-dir", str(run)]) == 143
+    final = run / "checkpoints" / "final.pt"
+    payload = load_checkpoint(final)
+    steps = payload["counters"]["env_steps"]
+    assert payload["interrupted"] is True
+    last = read_metrics(run)[-1]
+    assert last == {**last, "kind": "interrupted", "env_steps": steps, "signal": "SIGTERM"}
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        f"demostudio: interrupted by SIGTERM at {steps} env steps, saved {final}; "
+        f"`demostudio coach r2d3 --run-dir {run} --resume` continues it"
+    )
+    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the command's handlers went
