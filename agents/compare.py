@@ -248,6 +248,7 @@ def build_config(spec: RunSpec) -> Any:
             total_env_steps=spec.budget,
             eval_every=spec.eval_every,
             eval_episodes=spec.eval_episodes,
+            stop_when="off",  # every run of a comparison gets the same budget
         )
     if "demos" in names:
         values["demos"] = tuple(Path(p) for p in spec.demos)

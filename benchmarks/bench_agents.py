@@ -196,7 +196,9 @@ def learning_run(
     cls, fn = (R2D3Config, train_r2d3) if algo == "r2d3" else (R2D2Config, train_r2d2)
     run = work / "runs" / f"{algo}-{overrides['env'].replace('/', '-')}-s{seed}-{time.time_ns()}"
     t = time.perf_counter()
-    res = fn(cls(seed=seed, run_dir=run, progress=False, tensorboard=False, **overrides))
+    # the benchmark's own target decides when a run stops (stop_return=null: never)
+    fields = dict(stop_when="off", **overrides)
+    res = fn(cls(seed=seed, run_dir=run, progress=False, tensorboard=False, **fields))
     from agents.core.logger import read_metrics
 
     evals = [r for r in read_metrics(run) if r["kind"] == "eval"]

@@ -104,7 +104,7 @@ def learning_run(seed: int, work: Path, target: float, **overrides) -> dict:
 
     run = work / "runs" / f"reactor-{overrides['env']}-s{seed}-{time.time_ns()}"
     cfg = ReactorConfig(seed=seed, run_dir=run, progress=False, tensorboard=False,
-                        **{"device": "cpu", **overrides})  # fmt: skip
+                        **{"device": "cpu", "stop_when": "off", **overrides})  # fmt: skip
     t = time.perf_counter()
     res = train(Timed(cfg))
     evals = [r for r in read_metrics(run) if r["kind"] == "eval"]

@@ -215,11 +215,16 @@ class InteractConfig(ConfigGroup):
     keep_checkpoints: int = 3
     """How many periodic checkpoints to keep (the final one is always kept)."""
     # --- evaluation and gate ---------------------------------------------------------------
+    stop_when: Literal["auto", "demos", "threshold", "off"] = "auto"
+    """When the run has learned and stops before its budget (the budget is then a cap):
+    auto: at the demos' mean return with demos, else at the env's reward threshold (CartPole:
+    475), else never; demos or threshold: that one; off: the whole budget runs. A given
+    --stop-return takes its place (agents/core/stop_rule.py)."""
     stop_return: float | None = None
-    """Stop early once an evaluation's mean return reaches this."""
+    """Stop once an evaluation's mean return reaches this (instead of --stop-when's target)."""
     stop_evals: int = 1
-    """With --stop-return: stop once the mean of the last this many evaluations' returns
-    reaches it (1: the first evaluation that does; more asks for a result that holds)."""
+    """Stop once the mean of the last this many evaluations' returns reaches the target (1:
+    the first evaluation that does; more asks for a result that holds)."""
 
     gate_episodes: int = 0
     """Deployment gate (0: off): before an evaluation the learner's network plays up to this

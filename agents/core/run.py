@@ -41,7 +41,7 @@ from agents.core.checkpoint import (
     save_checkpoint,
     save_replays,
 )
-from agents.core.config import ReplayConfig, config_to_dict
+from agents.core.config import DemoConfig, InteractConfig, ReplayConfig, config_to_dict
 from agents.core.controller import AgentController
 from agents.core.evaluate import EvalResult, run_episodes
 from agents.core.gate import DeployGate, lengthen
@@ -54,6 +54,7 @@ from agents.core.preprocess import make_preprocessor, spec_to_json
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run_folder import default_run_dir, discard_run, open_run
 from agents.core.sequences import EndBehavior
+from agents.core.stop_rule import StopRule, stop_rule
 from agents.core.stopping import (
     RunInterrupted,
     check_stop,
@@ -105,8 +106,9 @@ class TrainResult(NamedTuple):
     evals: list[tuple[int, float]]
     """(env steps, mean return) of each evaluation."""
     solved_at: int | None
-    """Env steps of the evaluation that reached ``stop_return`` (the last of the
-    ``stop_evals`` whose mean did; None if never)."""
+    """Env steps of the evaluation at which the stop rule held (None: it never did)."""
+    stop_rule: StopRule | None = None
+    """The rule that would end the run before its budget (None: it ran the whole budget)."""
 
 
 SEED_STRIDE = 1_000_003
@@ -481,6 +483,7 @@ class _Shell:
         self.ctx = ctx
         self.cfg = ctx.cfg
         self.solved_at: int | None = None
+        self.stop_rule: StopRule | None = None
         self.created = created
         """This run made its folder (a failure before the first step removes it)."""
 
@@ -500,10 +503,26 @@ class _Shell:
             save_replays(ctx.run_dir, ctx.counters["env_steps"], buffers)
 
     def reached_stop(self) -> bool:
-        """The mean return of the last ``stop_evals`` evaluations reaches ``stop_return``."""
-        stop, window = getattr(self.cfg, "stop_return", None), getattr(self.cfg, "stop_evals", 1)
-        recent = [r for _, r in self.ctx.evals[-window:]]
-        return stop is not None and len(recent) == window and float(np.mean(recent)) >= stop
+        """The run's stop rule (:mod:`agents.core.stop_rule`) holds for its evaluations."""
+        rule = self.stop_rule
+        return rule is not None and rule.reached([r for _, r in self.ctx.evals])
+
+    def start_stop_rule(self) -> None:
+        """Decide the run's stop rule, say it on the console and in metrics.jsonl (a
+        ``stop_rule`` row: target, evals, source)."""
+        cfg, ctx = self.cfg, self.ctx
+        if not isinstance(cfg, InteractConfig):
+            return
+        demos = cfg.demos if isinstance(cfg, DemoConfig) else ()
+        env_id = ctx.env.spec.id if ctx.env.spec is not None else str(cfg.env)
+        rule = stop_rule(cfg.stop_when, cfg.stop_return, cfg.stop_evals, demos, env_id)
+        self.stop_rule = rule
+        if rule is None:
+            self.write(f"runs its whole budget of {cfg.total_env_steps} env steps")
+            return
+        ctx.logger.log("stop_rule", ctx.counters["env_steps"], stop_target=rule.target,
+                       stop_evals=rule.evals, stop_source=rule.source)  # fmt: skip
+        self.write(f"{rule.describe()}; at most {cfg.total_env_steps} env steps")
 
     def gate_test(self, clock: int) -> None:
         """The learner's network plays the gate's test episodes (their env steps counted) and
@@ -656,6 +675,7 @@ class _Shell:
             items = len(ctx.replay) if ctx.replay is not None else 0
             ctx.logger.log("resume", ctx.counters["env_steps"], note=note, replay_items=items)
             self.write(f"resumed at {ctx.counters['env_steps']} env steps; {note}")
+        self.start_stop_rule()
         phases = agent.phases()
         first = int(ctx.counters.get("phase", 0)) if resumed else 0
         stop: KeyboardInterrupt | None = None
@@ -710,8 +730,9 @@ class _Shell:
                 if failed is not None and latest_checkpoint(ctx.run_dir) is None:
                     discard_run(ctx.run_dir, self.created)
         return TrainResult(
-            ctx.run_dir, ctx.counters["env_steps"], ctx.learner.updates, ctx.evals, self.solved_at
-        )
+            ctx.run_dir, ctx.counters["env_steps"], ctx.learner.updates, ctx.evals, self.solved_at,
+            self.stop_rule,
+        )  # fmt: skip
 
 
 __all__ = [

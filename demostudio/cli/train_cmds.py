@@ -76,8 +76,12 @@ def cmd_train(args: argparse.Namespace) -> int:
         f"{args.algo}: {result.env_steps} env steps, {result.updates} updates{last}; "
         f"run folder {result.run_dir}"
     )
-    if result.solved_at is not None:
-        print(f"reached --stop-return at {result.solved_at} env steps")
+    rule = result.stop_rule
+    if result.solved_at is not None and rule is not None:
+        print(
+            f"learned: {rule.describe().removeprefix('stops once ')} at {result.solved_at} "
+            f"env steps, so the run stopped there"
+        )
     return 0
 
 
