@@ -143,8 +143,8 @@ def finishing() -> Iterator[None]:
     them short; it becomes a stop request (:func:`check_stop`) for what comes next (compare's
     next run). Inside an interrupted run's end, as after any stop: a second Ctrl-C stops at
     once, SIGTERM and SIGHUP are ignored."""
-    held = not _fired
-    if held:
+    held = not _fired and threading.current_thread() is threading.main_thread()
+    if held:  # (a run in another thread is not interrupted by signals at all)
         _fired.append(_HOLD)
     try:
         yield
