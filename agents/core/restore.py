@@ -46,6 +46,9 @@ def restore_agent(
     epsilon: float = 0.0,
     seed: int | None = None,
 ) -> RestoredAgent:
+    # Playing steps one small network a step at a time: torch's default of a thread per core
+    # only adds contention (and collapses on a busy machine), as training found
+    torch.set_num_threads(1)
     payload = load_checkpoint(path, map_location=device)
     where = payload["path"]
     algo = str(payload["algo"])
