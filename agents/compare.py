@@ -411,6 +411,25 @@ def plan_runs(cfg: CompareSettings, threshold: float) -> list[RunSpec]:
     ]
 
 
+def time_left(walls: dict[str, list[float]], left: Sequence[str], jobs: int) -> str:
+    """``", about 3 min left"``: each run still to do costs its algorithm's mean wall time
+    so far (else the mean of every run so far), ``jobs`` at a time; empty when none is left."""
+    if not left:
+        return ""
+    every = [w for ws in walls.values() for w in ws]
+    mean = {a: sum(ws) / len(ws) for a, ws in walls.items()}
+    seconds = sum(mean.get(a, sum(every) / len(every)) for a in left) / max(1, jobs)
+    return f", about {_duration(seconds)} left"
+
+
+def _duration(seconds: float) -> str:
+    if seconds < 90:
+        return f"{seconds:.0f} s"
+    if seconds < 5400:
+        return f"{seconds / 60:.0f} min"
+    return f"{seconds / 3600:.1f} h"
+
+
 def run_comparison(
     cfg: CompareSettings, report: Callable[[str], None] = print
 ) -> tuple[list[RunSummary], Path, Path]:
@@ -447,14 +466,20 @@ def run_comparison(
         f"threshold {threshold:g}"
     )
 
+    walls: dict[str, list[float]] = {}
+    left = [s.algo for s in todo]
+
     def record(summary: RunSummary) -> None:
         with (cfg.out / RESULTS_FILE).open("a", encoding="utf-8") as f:
             f.write(json.dumps(summary.to_json()) + "\n")
         hit = summary.steps_to_threshold
+        walls.setdefault(summary.algo, []).append(summary.wall_s)
+        left.remove(summary.algo)
         report(
             f"  {summary.algo} seed {summary.seed}: final "
             f"{fmt_return(summary.final_return, abs(demos.mean_return))}, "
             f"threshold at {hit if hit is not None else '-'} env steps, {summary.wall_s:.0f} s"
+            f" ({len(todo) - len(left)} of {len(todo)} done{time_left(walls, left, cfg.jobs)})"
         )
 
     try:

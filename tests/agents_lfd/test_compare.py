@@ -262,3 +262,14 @@ def test_sigterm_ends_a_comparison_as_ctrl_c_does_and_a_rerun_continues(
     assert "1 runs to do (1 already done)" in capsys.readouterr().out
     assert sorted((r.algo, r.seed) for r in read_results(out)) == [("r2d2", 4), ("r2d2", 5)]
     assert load_checkpoint(second)["interrupted"] is False
+
+
+def test_each_finished_run_says_how_many_are_done_and_about_how_long_the_rest_take():
+    from agents.compare import time_left
+
+    walls = {"r2d3": [100.0, 140.0], "bc": [10.0]}
+    # two r2d3 runs at their mean (120 s) and one reactor run at the mean of all (83.3 s)
+    assert time_left(walls, ["r2d3", "r2d3", "reactor"], jobs=1) == ", about 5 min left"
+    assert time_left(walls, ["bc"], jobs=1) == ", about 10 s left"
+    assert time_left(walls, ["r2d3", "r2d3"], jobs=2) == ", about 2 min left"
+    assert time_left(walls, [], jobs=1) == ""
