@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -81,10 +85,28 @@ def cmd_record(args: argparse.Namespace) -> int:
             f"--policy scripted: expected an env with a scripted controller "
             f"({', '.join(SCRIPTED)}), got {cfg.env!r}; record it with --policy random"
         )
-    for path in record(cfg):
+    with _sigterm_stops():
+        saved = record(cfg)
+    for path in saved:
         s = read_summary(path)
         print(f"{path}  length {s.length}  return {s.total_return:.2f}")
     return 0
+
+
+@contextlib.contextmanager
+def _sigterm_stops() -> Iterator[None]:
+    """SIGTERM stops the recording as Ctrl-C does: the episode in progress is saved
+    (truncated), and a wait on the disk is interrupted. Set before the env starts SDL, which
+    otherwise takes SIGTERM for itself (it only queues a quit event, which nothing reads
+    here) and leaves a process that `kill` cannot stop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:
