@@ -160,11 +160,21 @@ class DiskFull:
         self.uninstall()
 
 
+PERIODIC_FLUSH_S = 0.05
+"""The writer's flush interval in a child filling the disk at ``flush`` or ``journal-sync``:
+short enough that periodic flushes (and journal syncs) happen within CartPole's episodes of
+a fraction of a second, not only the flushes that make and finish a file."""
+
+
 def child_main(argv: Sequence[str], main: Callable[[list[str]], int] | None = None) -> int:
     """``POINT AT -- demostudio ARGS...``: run the command line with the disk filling up at
     call AT of POINT (``none``: never). For a child process (the benchmark, the CLI tests)."""
     point, at, sep, *args = argv
     assert sep == "--", argv
+    if point in ("flush", "journal-sync"):
+        from demostudio.episode.writer import EpisodeWriter
+
+        EpisodeWriter.__init__.__kwdefaults__["flush_interval"] = PERIODIC_FLUSH_S
     if point != "none":
         DiskFull(point, int(at)).install()
     if main is None:
