@@ -12,6 +12,7 @@ left as it was, so recovery can run again once there is room.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -154,11 +155,12 @@ def _raise_if_no_room(exc: BaseException, partial: Path, target: Path) -> None:
     :data:`._h5.CANNOT_WRITE_ERRNOS`) rather than a sign of a damaged file."""
     number = _h5.os_errno(exc)
     if number in _h5.CANNOT_WRITE_ERRNOS:
+        then = "make room" if number in (errno.ENOSPC, errno.EDQUOT) else "make it writable"
         raise EpisodeError(
             partial,
             None,
             f"not recovered: cannot write {target.name} ({os.strerror(number)}); nothing was "
-            "changed: make room, then run `demostudio recover` again",
+            f"changed: {then}, then run `demostudio recover` again",
         ) from None
 
 
@@ -202,7 +204,8 @@ def _from_hdf5(partial: Path, target: Path) -> Recovery:
     except (OSError, RuntimeError) as exc:  # no room for the copy, a read-only folder
         tmp.unlink(missing_ok=True)
         _raise_if_no_room(exc, partial, target)
-        return Recovery(partial, None, 0, f"cannot write the episode ({exc.strerror or exc})")
+        why = _h5.failure_reason(exc)
+        return Recovery(partial, None, 0, f"cannot write the episode ({why})")
     partial.unlink(missing_ok=True)
     return Recovery(partial, target, n, f"recovered {n} steps (up to the last flush)")
 

@@ -20,6 +20,7 @@ from demostudio.episode import (
     load_episode,
     read_summary,
     recover_folder,
+    recover_partial,
     validate,
 )
 from demostudio.episode.journal import read_journal
@@ -223,3 +224,20 @@ print("exiting", flush=True)
     assert time.monotonic() - start < 30
     results = recover_folder(tmp_path)
     assert len(results) == 1 and results[0].steps == 199, results
+
+
+def test_recover_without_a_journal_on_a_full_disk(tmp_path):
+    """A .partial with no journal is cut back to its last flush in a copy; no room to finish
+    the copy is the same EpisodeError (not "unusable"), the .partial untouched, no copy left."""
+    writer = _writer(tmp_path, "ep", flush_interval=0.0)
+    with DiskFull("rename", 1):
+        assert isinstance(_within(NO_HANG_S, lambda: _record(writer, STEPS)), EpisodeError)
+    writer.journal_path.unlink()
+    before = writer.partial_path.read_bytes()
+    with DiskFull("fsync", 1), pytest.raises(EpisodeError) as caught:
+        recover_partial(writer.partial_path)
+    assert f"cannot write ep.h5 ({NO_SPACE}); nothing was changed" in str(caught.value)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ep.h5.partial"]
+    assert writer.partial_path.read_bytes() == before
+    result = recover_partial(writer.partial_path)
+    assert result.episode == writer.path and result.steps == STEPS, result
