@@ -82,10 +82,18 @@ def _env(tree: Path) -> dict[str, str]:
     return {**os.environ, "PYTHONPATH": str(tree), "SDL_VIDEODRIVER": "dummy"}
 
 
+def _cwd(env: dict[str, str]) -> str:
+    """Children run in the tree under test: ``python -c`` puts the working folder first on
+    ``sys.path``, ahead of PYTHONPATH."""
+    return env["PYTHONPATH"]
+
+
 def _run_child(cmd: list[str], env: dict[str, str], timeout: float) -> dict:
     """Run ``cmd``; its outcome and stderr lines (progress bars dropped)."""
     start = time.monotonic()
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        cmd, env=env, cwd=_cwd(env), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     hung = sigterm_stopped = False
     try:
         out, err = proc.communicate(timeout=timeout)
@@ -125,7 +133,7 @@ def _run_child(cmd: list[str], env: dict[str, str], timeout: float) -> dict:
 
 def _check(folder: Path, env: dict[str, str], recover: bool) -> dict:
     args = [sys.executable, "-c", CHECK, str(folder)] + (["recover"] if recover else [])
-    done = subprocess.run(args, env=env, capture_output=True, text=True, timeout=300)
+    done = subprocess.run(args, env=env, cwd=_cwd(env), capture_output=True, text=True, timeout=300)
     if done.returncode != 0:
         return {"check_failed": done.stderr[-500:]}
     return json.loads(done.stdout)
