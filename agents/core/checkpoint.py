@@ -30,6 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.core.atomic_file import atomic_write
 from demostudio.episode.attrs import GYM_ID
 from demostudio.episode.hostile import not_a_regular_file
 from demostudio.episode.schema import MAX_GIVEN_SEED
@@ -52,32 +53,6 @@ class CheckpointError(ValueError):
         super().__init__(f"{path}" + (f" [{field}]" if field else "") + f": {message}")
         self.path = str(path)
         self.field = field
-
-
-def _fsync_dir(folder: Path) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: Path, write: Any) -> Path:
-    """``write(file)`` into ``path`` atomically: temp file, flush, fsync, rename, fsync dir."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        write(f)
-        f.flush()
-        os.fsync(f.fileno())
-    os.replace(tmp, path)
-    _fsync_dir(path.parent)
-    return path
 
 
 def save_checkpoint(path: Path, payload: dict[str, Any]) -> Path:

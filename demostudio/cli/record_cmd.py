@@ -4,6 +4,10 @@ scripted one as itself (``--style expert``) or played like a person (``--style h
 from __future__ import annotations
 
 import argparse
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -190,7 +194,9 @@ def cmd_record(args: argparse.Namespace) -> int:
             f"({', '.join(SCRIPTED)}), got {cfg.env!r}; record it with --policy random"
         )
     _check_style(cfg)
-    for path in record(cfg):
+    with _sigterm_stops():
+        saved = record(cfg)
+    for path in saved:
         s = read_summary(path)
         print(f"{path}  length {s.length}  return {s.total_return:.2f}")
     return 0
@@ -215,6 +221,22 @@ def _check_style(cfg: RecordConfig) -> None:
         human_style(cfg, turn_based_default(cfg.env))
     except HumanStyleError as exc:
         raise CommandError(f"{_flag(exc.field)}: {str(exc).split(': ', 1)[1]}") from None
+
+
+@contextlib.contextmanager
+def _sigterm_stops() -> Iterator[None]:
+    """SIGTERM stops the recording as Ctrl-C does: the episode in progress is saved
+    (truncated), and a wait on the disk is interrupted. Set before the env starts SDL, which
+    otherwise takes SIGTERM for itself (it only queues a quit event, which nothing reads
+    here) and leaves a process that `kill` cannot stop."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def register(subparsers: argparse._SubParsersAction) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import math
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -73,6 +76,63 @@ def fsync_dir(path: Path) -> None:
         fsync_path(path)
     except OSError:  # some filesystems cannot fsync a directory; the rename still happened
         pass
+
+
+CANNOT_WRITE_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+)
+"""Errors of the disk, not of a file: no room, a quota, a read-only disk, no permission."""
+
+_ERRNO_IN_MESSAGE = re.compile(r"\berrno = (\d+)")
+
+
+def os_errno(exc: BaseException) -> int | None:
+    """The OS error number behind ``exc``: an OSError's, or the one h5py writes into its
+    message ("errno = 28": a failed flush is a RuntimeError without ``errno``), looking
+    through the exceptions it was raised from. None when there is none."""
+    seen = 0
+    current: BaseException | None = exc
+    while current is not None and seen < 8:
+        if isinstance(current, OSError) and current.errno:
+            return current.errno
+        found = _ERRNO_IN_MESSAGE.search(str(current))
+        if found:
+            return int(found.group(1))
+        current = current.__cause__ or current.__context__
+        seen += 1
+    return None
+
+
+def failure_reason(exc: BaseException) -> str:
+    """Why a write failed, in one line: the OS's words for its error number ("No space left
+    on device"; h5py's own message runs over lines with a timestamp and buffer addresses),
+    else the first line of the message."""
+    number = os_errno(exc)
+    if number is not None:
+        return os.strerror(number)
+    lines = str(exc).strip().splitlines()
+    return lines[0][:200] if lines else type(exc).__name__
+
+
+def let_go(file: h5py.File) -> None:
+    """Close ``file`` after one of its writes failed, without letting HDF5 write to the disk
+    again: a try to save what it holds, then its descriptor is pointed at the null device and
+    it is closed. HDF5 keeps a file whose close failed (on a full disk) half open, and
+    closing that again when the interpreter exits crashes the process. The file on disk
+    stays as its last successful write left it: the journal beside it holds the rest."""
+    if not file.id.valid:
+        return
+    with contextlib.suppress(Exception):
+        file.flush()  # a failed flush leaves HDF5 whole (a failed close does not)
+    with contextlib.suppress(Exception):
+        handle = file.id.get_vfd_handle()
+        null = os.open(os.devnull, os.O_RDWR)
+        try:
+            os.dup2(null, handle)
+        finally:
+            os.close(null)
+    with contextlib.suppress(Exception):
+        file.close()
 
 
 def is_big(shape: tuple[int, ...], dtype: np.dtype) -> bool:

@@ -157,6 +157,56 @@ def _flatten_info(info: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
+def record_of(item: tuple, record_frames: bool) -> dict[str, Any]:
+    """The journal's and the sink's form (see :class:`EpisodeSink`) of an item the writer
+    queued: ``("attrs", {name: value})``, ``("reset", obs leaves, info, frame, ts)`` or
+    ``("step", action leaves, obs leaves, reward, terminated, truncated, info, frame, ts,
+    keys JSON, actor)``; info flattened, frames and other big arrays deflated once."""
+    kind = item[0]
+    if kind == "attrs":
+        return {"kind": "attrs", "attrs": {k: _h5.to_json(v) for k, v in item[1].items()}}
+    if kind == "reset":
+        _, obs, info, frame, ts = item
+    else:
+        _, act, obs, rew, term, trunc, info, frame, ts, keys, actor = item
+    if not record_frames:
+        frame = None
+    is_frame = _is_frame(obs, frame)
+    record = {
+        "kind": kind,
+        "obs": None if is_frame else [_pack_big(v) for v in obs],
+        "is_frame": is_frame,
+        "info": flat_info(info or {}),
+        "frame": None if frame is None else Packed.of(frame, _h5.DEFLATE_LEVEL),
+        "ts": ts,
+    }
+    if kind == "step":
+        record.update(
+            act=[_pack_big(v) for v in act],
+            rew=rew,
+            term=term,
+            trunc=trunc,
+            keys=keys,
+            actor=actor,
+        )
+    return record
+
+
+def _is_frame(obs: list[Any], frame: np.ndarray | None) -> bool:
+    """Whether a single-leaf observation is exactly the rendered frame."""
+    if frame is None or len(obs) != 1 or not isinstance(obs[0], np.ndarray):
+        return False
+    o = obs[0]
+    return o.dtype == np.uint8 and o.shape == frame.shape and np.array_equal(o, frame)
+
+
+def _pack_big(value: Any) -> Any:
+    """A big array (a frame-sized observation) deflated once, for the journal and HDF5."""
+    if isinstance(value, np.ndarray) and _h5.is_big(value.shape, value.dtype):
+        return Packed.of(value, _h5.DEFLATE_LEVEL)
+    return value
+
+
 class _Infos:
     """Info columns created as keys appear; missing values are filled and marked absent."""
 
@@ -240,6 +290,18 @@ class EpisodeSink:
         # Default (earliest) file format: no superblock consistency flags, so a file left open
         # by a crash can still be opened for recovery.
         self.file = h5py.File(path, "w")
+        try:
+            self._start(observation_space, action_space, attrs)
+        except BaseException:
+            _h5.let_go(self.file)  # a full disk: never leave HDF5 a file it cannot close
+            raise
+
+    def _start(
+        self,
+        observation_space: gym_spaces.Space,
+        action_space: gym_spaces.Space,
+        attrs: dict[str, str],
+    ) -> None:
         self._obs_leaves = leaves(observation_space)
         self._act_leaves = leaves(action_space)
         for key, text in attrs.items():
@@ -357,3 +419,7 @@ class EpisodeSink:
 
     def close(self) -> None:
         self.file.close()
+
+    def abandon(self) -> None:
+        """Close the file after a failed write (see :func:`._h5.let_go`); never raises."""
+        _h5.let_go(self.file)

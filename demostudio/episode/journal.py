@@ -190,7 +190,11 @@ class Journal:
     def __init__(self, path: Path):
         self.path = path
         self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_APPEND, 0o644)
-        self._write(MAGIC)
+        try:
+            self._write(MAGIC)
+        except BaseException:  # no room even for the magic: the caller removes the file
+            self.close()
+            raise
 
     def _write(self, data: bytes) -> None:
         view = memoryview(data)

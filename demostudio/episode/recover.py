@@ -5,11 +5,14 @@ see :mod:`.journal`). The journal holds every step up to the kill whatever state
 left in, so recovery rebuilds the episode from it through the writer's own code
 (:class:`EpisodeSink`). A ``.partial`` without a journal (written before journals existed)
 is cut back to its last flush instead. Nothing here raises for a bad file: a
-:class:`Recovery` says what happened.
+:class:`Recovery` says what happened. A disk that refuses the recovered episode (no room, a
+quota, read-only) is no fault of the file: that raises :class:`EpisodeError`, with every file
+left as it was, so recovery can run again once there is room.
 """
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import shutil
@@ -138,15 +141,27 @@ def _from_journal(partial: Path, journal: Path, target: Path) -> tuple[Recovery 
         _publish(tmp, target)  # never publish a file validate would refuse
     except Exception as exc:  # a damaged or hostile journal: any error means "not usable"
         if sink is not None:
-            try:
-                sink.close()
-            except Exception:
-                pass
+            sink.abandon()
         tmp.unlink(missing_ok=True)
+        _raise_if_no_room(exc, partial, target)
         return None, f"{type(exc).__name__}: {exc}"
     partial.unlink(missing_ok=True)
     journal.unlink()
     return Recovery(partial, target, n, f"recovered {n} steps (every step in the journal)"), ""
+
+
+def _raise_if_no_room(exc: BaseException, partial: Path, target: Path) -> None:
+    """EpisodeError when ``exc`` is the disk refusing to write (no room, a quota, read-only:
+    :data:`._h5.CANNOT_WRITE_ERRNOS`) rather than a sign of a damaged file."""
+    number = _h5.os_errno(exc)
+    if number in _h5.CANNOT_WRITE_ERRNOS:
+        then = "make room" if number in (errno.ENOSPC, errno.EDQUOT) else "make it writable"
+        raise EpisodeError(
+            partial,
+            None,
+            f"not recovered: cannot write {target.name} ({os.strerror(number)}); nothing was "
+            f"changed: {then}, then run `demostudio recover` again",
+        ) from None
 
 
 def _publish(tmp: Path, target: Path) -> None:
@@ -186,9 +201,11 @@ def _from_hdf5(partial: Path, target: Path) -> Recovery:
     except EpisodeError as exc:
         tmp.unlink(missing_ok=True)
         return Recovery(partial, None, 0, _without(str(exc), tmp))
-    except OSError as exc:  # no space for the copy, a read-only folder
+    except (OSError, RuntimeError) as exc:  # no room for the copy, a read-only folder
         tmp.unlink(missing_ok=True)
-        return Recovery(partial, None, 0, f"cannot write the episode ({exc.strerror or exc})")
+        _raise_if_no_room(exc, partial, target)
+        why = _h5.failure_reason(exc)
+        return Recovery(partial, None, 0, f"cannot write the episode ({why})")
     partial.unlink(missing_ok=True)
     return Recovery(partial, target, n, f"recovered {n} steps (up to the last flush)")
 
@@ -244,26 +261,33 @@ def _cut(tmp: Path, n: int) -> None:
     (its links are checked again before any dataset is opened)."""
     f = open_h5(tmp, "r+")
     try:
-        with guard(tmp, None):
-            datasets = _flushed_datasets(f, tmp, n)
-            for name, ds in datasets.items():
-                offset = LENGTH_OFFSETS.get(name.split("/")[0])
-                if offset is not None:
-                    ds.resize(n + offset, axis=0)
-            rewards = np.asarray(read_rows(datasets["rewards"], slice(None)), dtype=np.float64)
-            _h5.write_attrs(
-                f,
-                {
-                    "length": n,
-                    "total_return": float(running_returns(rewards)[-1]),  # inf past float64
-                    "terminated": bool(datasets["terminations"][n - 1]),
-                    "truncated": True,
-                    "recovered": True,
-                },
-            )
-            f.flush()
-    finally:
-        f.close()
+        _cut_open(f, tmp, n)
+    except BaseException:
+        _h5.let_go(f)  # a full disk: never leave HDF5 a file it cannot close
+        raise
+    f.close()
+
+
+def _cut_open(f: h5py.File, tmp: Path, n: int) -> None:
+    with guard(tmp, None):  # reading: what h5py raises here is damage
+        datasets = _flushed_datasets(f, tmp, n)
+        rewards = np.asarray(read_rows(datasets["rewards"], slice(0, n)), dtype=np.float64)
+        terminated = bool(datasets["terminations"][n - 1])
+    for name, ds in datasets.items():  # writing: what fails here is the disk
+        offset = LENGTH_OFFSETS.get(name.split("/")[0])
+        if offset is not None:
+            ds.resize(n + offset, axis=0)
+    _h5.write_attrs(
+        f,
+        {
+            "length": n,
+            "total_return": float(running_returns(rewards)[-1]),  # inf past float64
+            "terminated": terminated,
+            "truncated": True,
+            "recovered": True,
+        },
+    )
+    f.flush()
 
 
 def find_leftovers(folder: str | os.PathLike) -> list[Path]:

@@ -8,6 +8,15 @@ which writes big values one chunk each and buffers small ones in blocks. The fil
 ``<name>.h5`` and deletes the journal; after a crash, :mod:`.recover` rebuilds the episode
 from the journal. The queue blocks rather than drops; :attr:`EpisodeWriter.blocked_puts`
 counts how often it had to.
+
+A write that fails (a full disk) stops the writer thread, whichever item it was handling:
+it lets go of both files, keeping them for :mod:`.recover`, and only then publishes the
+error, which the caller gets as one :class:`EpisodeError` line on its next call, or from
+:meth:`EpisodeWriter.close` / :meth:`EpisodeWriter.wait`. A caller waiting for room in the
+queue also watches for the thread's end, so it never waits on a thread that has stopped. At
+interpreter exit, writer threads still running are stopped and waited for: a daemon thread
+frozen inside h5py holds h5py's lock, and the interpreter's own clean-up then waits for it
+forever.
 """
 
 from __future__ import annotations
@@ -27,17 +36,21 @@ import numpy as np
 from gymnasium import spaces as gym_spaces
 
 from . import _h5
-from ._sink import EpisodeSink, flat_info
+from ._sink import EpisodeSink, record_of
 from .actors import MAX_ACTORS, default_actor
-from .journal import JOURNAL_SUFFIX, Journal, Packed
+from .journal import JOURNAL_SUFFIX, Journal
 from .schema import FORMAT_NAME, PARTIAL_SUFFIX, SCHEMA_VERSION, SUFFIX, EpisodeError
 from .spaces import flatten_value, space_to_json
 
 _CLOSE = object()
 _DISCARD = object()
+_STOP = object()  # interpreter exit: keep what is written for recover, leave HDF5 alone
 MAX_DEFER_S = 0.05
 """Longest the writer waits for an idle caller before working anyway (see caller_busy)."""
 _DEFER_MAX_BACKLOG = 4  # items queued behind this one: then the writer works regardless
+_POLL_S = 0.1  # how often a caller waiting on the writer thread checks that it still runs
+EXIT_WAIT_S = 5.0
+"""Longest interpreter exit waits for the threads of episodes left open (see _at_exit)."""
 
 
 class EpisodeWriter:
@@ -85,6 +98,11 @@ class EpisodeWriter:
         self._caller_idle = threading.Event()
         self._caller_idle.set()
         self._reset_journalled = threading.Event()
+        self._stop = threading.Event()  # interpreter exit: see _at_exit
+        # Set when the writer thread is done. Waited on instead of Thread.join: a join that a
+        # signal interrupts (Ctrl-C, SIGTERM) marks the thread as ended while it still runs
+        # (CPython 3.11), and exit would then not wait for it.
+        self._finished = threading.Event()
         self._last: tuple[bool, bool] = (False, False)
 
         try:
@@ -110,19 +128,26 @@ class EpisodeWriter:
         }
         attrs_text = {k: _h5.to_json(v) for k, v in {**base, **self._attrs}.items()}
         # The HDF5 file and the journal beside it are readable from here on: a crash at any
-        # later instant leaves a .partial that recovers (see journal.py).
-        self._sink = EpisodeSink(self.partial_path, observation_space, action_space, attrs_text)
+        # later instant leaves a .partial that recovers (see journal.py). Nothing of the
+        # episode is in them before that, so a failure to make them removes both.
+        try:
+            self._sink = EpisodeSink(self.partial_path, observation_space, action_space, attrs_text)
+        except BaseException as exc:
+            self.partial_path.unlink(missing_ok=True)
+            raise _cannot_make(exc, self.partial_path) from None
         try:
             self._journal = Journal(self.journal_path)
             self._journal.append({"kind": "attrs", "attrs": attrs_text})
-        except BaseException:
-            self._sink.close()
+        except BaseException as exc:
+            self._sink.abandon()
             self.partial_path.unlink(missing_ok=True)
-            raise
+            self.journal_path.unlink(missing_ok=True)
+            raise _cannot_make(exc, self.journal_path) from None
         self._thread = threading.Thread(
             target=self._run, name=f"episode-writer:{path.name}", daemon=True
         )
         self._thread.start()
+        _watch_at_exit(self)
 
     # ---- caller's thread -------------------------------------------------------------------
 
@@ -141,7 +166,7 @@ class EpisodeWriter:
         # Wait (once per episode, about a millisecond) until the reset is in the journal: from
         # then on a kill leaves an episode that recovers, with every step journalled so far.
         while not self._reset_journalled.wait(0.05):
-            if self._error is not None or not self._thread.is_alive():
+            if self._error is not None or self._finished.is_set():
                 break
 
     def step(
@@ -226,8 +251,6 @@ class EpisodeWriter:
         self._put(_CLOSE)
         self._closing = True
         self._caller_idle.set()  # finishing the file is never deferred
-        if not wait:
-            _finish_at_exit(self)
         return self.wait() if wait else self.path
 
     def caller_busy(self) -> None:
@@ -254,14 +277,15 @@ class EpisodeWriter:
     @property
     def done(self) -> bool:
         """Whether the writer thread has finished (the file is saved, discarded or failed)."""
-        return not self._thread.is_alive()
+        return self._finished.is_set()
 
     def discard(self) -> None:
-        """Drop the episode: nothing is left on disk."""
-        if self._closed:
+        """Drop the episode: nothing is left on disk (one already saved stays)."""
+        if self._closed and self._error is None:
             return
-        self._put(_DISCARD, check=False)
-        self._finish_thread(raise_error=False)
+        if not self._closed:
+            self._put(_DISCARD, check=False)
+            self._finish_thread(raise_error=False)
         self.partial_path.unlink(missing_ok=True)
         self.journal_path.unlink(missing_ok=True)
 
@@ -283,130 +307,143 @@ class EpisodeWriter:
 
     def _put(self, item: Any, check: bool = True) -> None:
         if check and self._error is not None:
-            raise EpisodeError(self.partial_path, None, f"writing failed: {self._error}")
+            self._finish_thread()  # raises the error
         if self._closed or self._closing:
             raise RuntimeError(f"{self.path}: the episode writer is closed")
         try:
             self._queue.put_nowait(item)
+            return
         except queue.Full:
             self.blocked_puts += 1
-            self._queue.put(item)
+        while True:  # a thread that failed or stopped takes nothing more: never wait for it
+            try:
+                self._queue.put(item, timeout=_POLL_S)
+                return
+            except queue.Full:
+                if self._finished.is_set():
+                    break
+        if check:
+            self._finish_thread()
+            raise RuntimeError(f"{self.path}: the episode writer stopped")
 
     def _finish_thread(self, raise_error: bool = True) -> None:
-        self._thread.join()
+        self._finished.wait()
         self._closed = True
         if raise_error and self._error is not None:
-            raise EpisodeError(self.partial_path, None, f"writing failed: {self._error}")
+            raise self._failure() from None
+
+    def _failure(self) -> EpisodeError:
+        """The writer thread's error as one line naming the file and what is kept."""
+        return EpisodeError(
+            self.partial_path,
+            None,
+            f"cannot write it ({_h5.failure_reason(self._error)}); what was recorded is kept "
+            f"in it and {self.journal_path.name}: make room, then run "
+            f"`demostudio recover {self.path.parent}`",
+        )
 
     # ---- writer thread ---------------------------------------------------------------------
 
     def _run(self) -> None:
         try:
-            last_flush = time.monotonic()
-            while True:
-                timeout = max(0.0, self.flush_interval - (time.monotonic() - last_flush))
-                try:
-                    item = self._queue.get(timeout=timeout)
-                except queue.Empty:
-                    item = None
-                if item is _DISCARD:
-                    self._sink.close()
-                    self._journal.delete()
-                    return
-                if item is _CLOSE:
-                    self._sink.finish()
-                    _h5.fsync_path(self.partial_path)
-                    os.replace(self.partial_path, self.path)
-                    _h5.fsync_dir(self.path.parent)
-                    self._journal.delete()  # the episode is safe under its final name
-                    return
-                if item is not None:
-                    # Never defer into a backlog, nor the reset (the caller waits for it).
-                    if self._queue.qsize() < _DEFER_MAX_BACKLOG and item[0] != "reset":
-                        self._caller_idle.wait(MAX_DEFER_S)
-                    record = self._record(item)
-                    self._journal.append(record)  # first: it is what survives a crash
-                    if item[0] == "reset":
-                        self._reset_journalled.set()
-                    self._sink.handle(record)
-                    self._steps_done = self._sink.steps
-                if time.monotonic() - last_flush >= self.flush_interval:
-                    self._sink.flush()
-                    self._journal.sync()
-                    last_flush = time.monotonic()
+            self._work()
         except BaseException as exc:  # reported to the caller on its next call
-            self._error = exc
-            for close in (self._sink.close, self._journal.close):
+            self._sink.abandon()
+            try:
+                self._journal.close()
+            except OSError:
+                pass
+            while True:  # what is queued will never be written: free its memory
                 try:
-                    close()
-                except Exception:
-                    pass
-            # Keep draining so a caller blocked on a full queue is released.
-            while True:
-                item = self._queue.get()
-                if item is _CLOSE or item is _DISCARD:
-                    return
+                    self._queue.get_nowait()
+                except queue.Empty:
+                    break
+            self._error = exc  # last: the caller never goes on while this thread is in HDF5
+        finally:
+            self._finished.set()
 
-    def _record(self, item: tuple) -> dict[str, Any]:
-        """The journal's and the sink's form of a queued item (see :class:`EpisodeSink`):
-        info flattened, frames and other big arrays deflated once."""
-        kind = item[0]
-        if kind == "attrs":
-            return {"kind": "attrs", "attrs": {k: _h5.to_json(v) for k, v in item[1].items()}}
-        if kind == "reset":
-            _, obs, info, frame, ts = item
-        else:
-            _, act, obs, rew, term, trunc, info, frame, ts, keys, actor = item
-        if not self.record_frames:
-            frame = None
-        is_frame = _is_frame(obs, frame)
-        record = {
-            "kind": kind,
-            "obs": None if is_frame else [_pack_big(v) for v in obs],
-            "is_frame": is_frame,
-            "info": flat_info(info or {}),
-            "frame": None if frame is None else Packed.of(frame, _h5.DEFLATE_LEVEL),
-            "ts": ts,
-        }
-        if kind == "step":
-            record.update(
-                act=[_pack_big(v) for v in act],
-                rew=rew,
-                term=term,
-                trunc=trunc,
-                keys=keys,
-                actor=actor,
-            )
-        return record
+    def _work(self) -> None:
+        last_flush = time.monotonic()
+        while True:
+            timeout = max(0.0, self.flush_interval - (time.monotonic() - last_flush))
+            if self._stop.is_set():
+                timeout = min(timeout, _POLL_S)
+            try:
+                item = self._queue.get(timeout=timeout)
+            except queue.Empty:
+                item = None
+            if item is _STOP or (item is None and self._stop.is_set()):
+                self._sink.flush()  # then closing writes nothing more (see _h5.let_go)
+                self._sink.close()  # the .partial and the journal stay for recover
+                self._journal.close()
+                return
+            if item is _DISCARD:
+                self._sink.abandon()
+                self._journal.delete()
+                return
+            if item is _CLOSE:
+                self._sink.finish()
+                _h5.fsync_path(self.partial_path)
+                os.replace(self.partial_path, self.path)
+                _h5.fsync_dir(self.path.parent)
+                self._journal.delete()  # the episode is safe under its final name
+                return
+            if item is not None:
+                # Never defer into a backlog, nor the reset (the caller waits for it).
+                if self._queue.qsize() < _DEFER_MAX_BACKLOG and item[0] != "reset":
+                    self._caller_idle.wait(MAX_DEFER_S)
+                record = record_of(item, self.record_frames)
+                self._journal.append(record)  # first: it is what survives a crash
+                if item[0] == "reset":
+                    self._reset_journalled.set()
+                self._sink.handle(record)
+                self._steps_done = self._sink.steps
+            if time.monotonic() - last_flush >= self.flush_interval:
+                self._sink.flush()
+                self._journal.sync()
+                last_flush = time.monotonic()
 
 
-_closing_in_background: weakref.WeakSet[EpisodeWriter] = weakref.WeakSet()
+_writers: weakref.WeakSet[EpisodeWriter] = weakref.WeakSet()
 _exit_hook_registered = False
 
 
-def _finish_at_exit(writer: EpisodeWriter) -> None:
-    """Make interpreter exit wait for episodes that are being closed in the background (the
-    writer threads are daemons, so an abandoned open episode never blocks exit)."""
+def _watch_at_exit(writer: EpisodeWriter) -> None:
     global _exit_hook_registered
-    _closing_in_background.add(writer)
+    _writers.add(writer)
     if not _exit_hook_registered:
-        atexit.register(lambda: [w._thread.join() for w in list(_closing_in_background)])
+        atexit.register(_at_exit)  # after h5py's import: runs before h5py's own hook
         _exit_hook_registered = True
 
 
-def _is_frame(obs: list[Any], frame: np.ndarray | None) -> bool:
-    """Whether a single-leaf observation is exactly the rendered frame."""
-    if frame is None or len(obs) != 1 or not isinstance(obs[0], np.ndarray):
-        return False
-    o = obs[0]
-    return o.dtype == np.uint8 and o.shape == frame.shape and np.array_equal(o, frame)
+def _at_exit() -> None:
+    """Interpreter exit waits for episodes being closed in the background, and stops the
+    threads of episodes left open (their .partial and journal stay for recover), waiting
+    for them at most :data:`EXIT_WAIT_S`: the threads are daemons, and one frozen inside
+    h5py at exit holds h5py's lock, on which the interpreter's clean-up then waits forever
+    (or HDF5 crashes)."""
+    running = [w for w in list(_writers) if not w._finished.is_set()]
+    for writer in running:
+        if not writer._closing:
+            writer._stop.set()
+            try:
+                writer._queue.put_nowait(_STOP)
+            except queue.Full:
+                pass  # the thread sees _stop once it has written what is queued
+    deadline = time.monotonic() + EXIT_WAIT_S
+    for writer in running:
+        if writer._closing:
+            writer._finished.wait()
+        else:
+            writer._finished.wait(max(0.0, deadline - time.monotonic()))
 
 
-def _pack_big(value: Any) -> Any:
-    """A big array (a frame-sized observation) deflated once, for the journal and HDF5."""
-    if isinstance(value, np.ndarray) and _h5.is_big(value.shape, value.dtype):
-        return Packed.of(value, _h5.DEFLATE_LEVEL)
-    return value
+def _cannot_make(exc: BaseException, path: Path) -> BaseException:
+    """The disk's error behind ``exc`` as the OS words it, naming ``path`` (h5py's message
+    runs over several lines and names the file only inside its text; a failed flush is a
+    RuntimeError), else ``exc`` itself."""
+    number = _h5.os_errno(exc)
+    return OSError(number, os.strerror(number), str(path)) if number else exc
 
 
 def _copy_leaves(space: gym_spaces.Space, value: Any) -> list[Any]:

@@ -10,10 +10,13 @@ would come out in ffmpeg's fixed fallback palette.)
 
 ffmpeg's own output never reaches the terminal: its stderr goes to a temporary file, and a
 failure (ffmpeg exits non-zero, or stops reading frames) is one RuntimeError line naming the
-output and ffmpeg's first error line."""
+output and ffmpeg's first error line. Nothing is left half-written under its final name: the
+caller renames a video once it is complete, and each PNG is written beside its name and
+renamed (a full disk leaves the frames before it whole, and none after)."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import tempfile
 from fractions import Fraction
@@ -127,7 +130,10 @@ class GifWriter:
 
     def write(self, frame: np.ndarray) -> None:
         frame = _checked(frame, self.size)
-        self._raw.write(frame.tobytes())
+        try:
+            self._raw.write(frame.tobytes())
+        except OSError as exc:
+            raise self._spool_failure(exc) from None
         self.frames += 1
         if self._colors is not None:
             self._colors.update(np.unique(_packed(frame)).tolist())
@@ -160,9 +166,19 @@ class GifWriter:
         if done.returncode != 0:
             raise _failure(self.path, "GIF", done.stderr)
 
+    def _spool_failure(self, exc: OSError) -> RuntimeError:
+        """The frames could not be spooled to the temporary folder (a full disk)."""
+        why = os.strerror(exc.errno) if exc.errno else str(exc)
+        return RuntimeError(
+            f"{self.path}: cannot spool the GIF's frames to {self._raw_path} ({why})"
+        )
+
     def close(self) -> None:
         try:
-            self._raw.close()
+            try:
+                self._raw.close()
+            except OSError as exc:
+                raise self._spool_failure(exc) from None
             if self.frames:
                 self._run(
                     "-i",
@@ -193,10 +209,22 @@ def _checked(frame: np.ndarray, size: tuple[int, int]) -> np.ndarray:
 
 
 def save_png(frame: np.ndarray, path: Path) -> None:
-    """One frame as a lossless PNG (fast compression: frames are small, exports are many)."""
+    """One frame as a lossless PNG (fast compression: frames are small, exports are many),
+    written beside ``path`` and renamed once whole: a failure (a full disk) leaves what was
+    at ``path`` as it was and raises the disk's error naming ``path``."""
     from PIL import Image
 
-    Image.fromarray(np.ascontiguousarray(frame, dtype=np.uint8)).save(path, compress_level=1)
+    path = Path(path)
+    tmp = path.with_name(path.name + ".partial")
+    image = Image.fromarray(np.ascontiguousarray(frame, dtype=np.uint8))
+    try:
+        image.save(tmp, format="PNG", compress_level=1)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        tmp.unlink(missing_ok=True)
+        if isinstance(exc, OSError) and exc.errno:
+            raise OSError(exc.errno, os.strerror(exc.errno), str(path)) from None
+        raise
 
 
 class PngSequenceWriter:
