@@ -17,7 +17,6 @@ import shutil
 import sys
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -26,8 +25,7 @@ import numpy as np
 import torch
 
 from agents.core import footprint
-from agents.core.actor import ActorPool, ActorSpec, make_vector_actor
-from agents.core.agent import Agent, EnvInfo, Phase
+from agents.core.agent import Agent, Phase
 from agents.core.checkpoint import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
@@ -42,6 +40,7 @@ from agents.core.checkpoint import (
     save_replays,
 )
 from agents.core.config import ReplayConfig, config_to_dict
+from agents.core.context import EnvInfo, RunContext
 from agents.core.controller import AgentController
 from agents.core.evaluate import EvalResult, run_episodes
 from agents.core.gate import DeployGate, lengthen
@@ -49,11 +48,10 @@ from agents.core.learner import Learner
 from agents.core.logger import RunLogger, run_folder_problem
 from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
 from agents.core.networks import RecurrentNetwork
-from agents.core.policy import BatchPolicy, selector_part
+from agents.core.policy import BatchPolicy
 from agents.core.preprocess import make_preprocessor, spec_to_json
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run_folder import default_run_dir, discard_run, open_run
-from agents.core.sequences import EndBehavior
 from agents.core.stopping import (
     RunInterrupted,
     check_stop,
@@ -109,129 +107,8 @@ class TrainResult(NamedTuple):
     ``stop_evals`` whose mean did; None if never)."""
 
 
-SEED_STRIDE = 1_000_003
-"""Env seeds of run seed s start at s * SEED_STRIDE: the envs of nearby run seeds draw
-disjoint streams (with ``seed + i``, seeds 0 and 1 shared 7 of 8 envs' layouts)."""
-
-
-def env_seed(seed: int, episodes: int, first_env: int) -> int:
-    """The first reset seed of env ``first_env`` (env i of an actor gets this + i); a resumed
-    run (``episodes`` done) moves on to seeds it has not used."""
-    return (seed * SEED_STRIDE + 1000 * episodes + first_env) % 2**31
-
-
-@dataclass
-class RunContext:
-    """Everything a schedule or an agent hook may use during a run."""
-
-    cfg: Any
-    agent: Agent
-    env: gym.Env
-    """A probe env (spaces only)."""
-    info: EnvInfo
-    learner: Learner
-    device: torch.device
-    run_dir: Path
-    replay: PrioritizedSequenceReplay | None
-    """The agent replay (None for agents without one: offline, on-policy)."""
-    mix: ReplayMix | None = None
-    """The named data sources batches are drawn from."""
-    logger: RunLogger | None = None
-    counters: dict[str, int] = field(
-        default_factory=lambda: {"env_steps": 0, "updates": 0, "episodes": 0, "phase": 0}
-    )
-    rng: np.random.Generator = field(default_factory=np.random.default_rng)
-    recent_returns: list[float] = field(default_factory=list)
-    stats: dict[str, list[float]] = field(default_factory=dict)
-    extras: dict[str, object] = field(default_factory=dict)
-    """Facts for the log (demo episodes, ...)."""
-    evals: list[tuple[int, float]] = field(default_factory=list)
-    gate: DeployGate | None = None
-    """The deployment gate (--gate-episodes; None: off, evaluation plays the latest)."""
-    _pool: ActorPool | None = None
-
-    @property
-    def preprocess(self):
-        return self.info.preprocess
-
-    @property
-    def network(self) -> torch.nn.Module:
-        return self.learner.network
-
-    def acting_weights(self) -> dict[str, torch.Tensor]:
-        return self.learner.networks[self.agent.acting_network].state_dict()
-
-    def pool(self) -> ActorPool:
-        """The actor pool, started on first use (so offline phases touch no env): a
-        VectorActor here, or Ray actor processes with ``--actor-procs``."""
-        if self._pool is None:
-            procs = getattr(self.cfg, "actor_procs", 0)
-            if procs:
-                from agents.core.ray_pool import RayActorPool
-
-                self._pool = RayActorPool(
-                    self.actor_specs(procs), self.cfg, while_starting=self.learner.warm_up
-                )
-            else:
-                self._pool = make_vector_actor(self.actor_specs(0)[0], self.device)
-        return self._pool
-
-    def actor_specs(self, procs: int) -> list[ActorSpec]:
-        """One spec per actor process (``procs`` 0: the in-process actor), each with
-        ``num_actors`` envs and its part of the acting selector (the Ape-X ladder spans all)."""
-        cfg, n = self.cfg, self.cfg.num_actors
-        total = n * max(procs, 1)
-        selector = self.agent.acting_selector(total)
-        specs = []
-        for k in range(max(procs, 1)):
-            part = selector if procs == 0 else selector_part(selector, k * n, (k + 1) * n)
-            specs.append(
-                ActorSpec(
-                    self.agent.make_env,
-                    self.learner.networks[self.agent.acting_network],
-                    part if part is not None else self.agent.acting_selector(n),
-                    n,
-                    self.preprocess,
-                    cfg.sequence_length,
-                    cfg.period,
-                    EndBehavior(cfg.end_behavior),
-                    env_seed=env_seed(cfg.seed, self.counters["episodes"], k * n),
-                    policy_seed=cfg.seed + 2 + 7919 * k,
-                    keep_episodes=self.agent.keep_episodes(),
-                    first_actor=k * n,
-                )
-            )
-        return specs
-
-    def sync_weights(self) -> None:
-        """Hand the pool the learner's acting weights (version: learner updates)."""
-        if self._pool is not None:
-            self._pool.update_weights(self.acting_weights(), self.learner.updates)
-
-    def record(self, metrics: dict[str, float]) -> None:
-        for k, v in metrics.items():
-            self.stats.setdefault(k, []).append(v)
-
-    def learn(self, batch_size: int) -> None:
-        """One learner update on a batch from the data sources; priorities written back."""
-        assert self.mix is not None, "learn() needs data sources"
-        sample = self.mix.sample(batch_size, self.counters["env_steps"])
-        metrics, td, mask = self.learner.update(sample)
-        if td is not None:
-            self.mix.update_priorities(sample, td, mask)
-        metrics["demo_share"] = float(np.mean(sample.is_demo))
-        metrics["is_weight_mean"] = float(np.mean(sample.weight))  # the step size it leaves
-        if self.mix.beta is not None:
-            metrics["priority_beta"] = float(self.mix.beta(self.counters["env_steps"]))
-        self.record(metrics)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-
-
 def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
-    ctx.counters["updates"] = ctx.learner.updates
+    ctx.counters.updates = ctx.learner.updates
     return {
         "format": CHECKPOINT_FORMAT,
         "version": CHECKPOINT_VERSION,
@@ -246,7 +123,7 @@ def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
         **ctx.learner.state_dict(),
         "obs_spec": spec_to_json(ctx.preprocess.spec),
         "num_actions": ctx.info.num_actions,
-        "counters": dict(ctx.counters),
+        "counters": ctx.counters.to_dict(),
         "agent_state": ctx.agent.state_dict(),
         **({"deployed": ctx.gate.state_dict()} if ctx.gate is not None else {}),
     }
@@ -390,7 +267,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
                 CheckpointError(payload["path"],
                                 f"--resume: expected weights matching this config, got {exc}"),
             ) from None  # fmt: skip
-        ctx.counters.update(payload["counters"])
+        ctx.counters.load(payload["counters"])
     if getattr(cfg, "gate_episodes", 0):
         ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share, cfg.gate_horizon)
         if payload is not None:
@@ -412,7 +289,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         ctx.mix = ReplayMix(sources[0], sources[1:], seed=cfg.seed + 1, beta=beta)
     note = None
     if payload is not None:
-        note = restore_replays(ctx, ctx.counters["env_steps"])
+        note = restore_replays(ctx, ctx.counters.env_steps)
         changes = config_changes(payload["config"], cfg)
         if changes:
             note += "; config changed from the saved run: " + ", ".join(changes)
@@ -497,7 +374,7 @@ class _Shell:
         save_checkpoint(path, {**checkpoint_payload(ctx), "interrupted": interrupted})
         if getattr(self.cfg, "save_replay", False) and ctx.mix is not None:
             buffers = {b.name: b.state_arrays() for b in ctx.mix.buffers if b.persistent}
-            save_replays(ctx.run_dir, ctx.counters["env_steps"], buffers)
+            save_replays(ctx.run_dir, ctx.counters.env_steps, buffers)
 
     def reached_stop(self) -> bool:
         """The mean return of the last ``stop_evals`` evaluations reaches ``stop_return``."""
@@ -509,19 +386,19 @@ class _Shell:
         """The learner's network plays the gate's test episodes (their env steps counted) and
         is deployed if it earns it (:mod:`agents.core.gate`)."""
         ctx, gate = self.ctx, self.ctx.gate
-        spent = ctx.counters.get("gate_steps", 0)
-        if gate is None or not gate.due(ctx.counters["env_steps"], spent):
+        spent = ctx.counters.gate_steps
+        if gate is None or not gate.due(ctx.counters.env_steps, spent):
             return
         seed = gate.test_seed(self.cfg.seed, clock)
         result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon)
         steps = int(sum(result.lengths))
-        ctx.counters["env_steps"] += steps
-        ctx.counters["gate_steps"] = spent + steps
+        ctx.counters.env_steps += steps
+        ctx.counters.gate_steps = spent + steps
         before = gate.weights
         passed = gate.judge(result.returns, ctx.acting_weights(), ctx.learner.updates)
         worst, played = min(result.returns), len(result.returns)
         ctx.logger.log(
-            "gate", ctx.counters["env_steps"], tb_step=clock, gate_return=result.mean,
+            "gate", ctx.counters.env_steps, tb_step=clock, gate_return=result.mean,
             gate_worst=worst, gate_played=played, gate_passed=float(passed),
             deployed_updates=gate.version, deployed_worst=gate.score, gate_best=gate.best,
             deployed_passed=float(gate.passed), gate_steps=spent + steps,
@@ -530,12 +407,12 @@ class _Shell:
             f"kept the deployed network (worst {gate.score:.2f})" if gate.weights is before
             else "deployed it provisionally (none has passed; the highest worst of a whole test)"
         )  # fmt: skip
-        self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network, "
+        self.write(f"gate @ {ctx.counters.env_steps} env steps: the learner's network, "
                    f"worst {worst:.2f} of {played} episodes, {verdict}")  # fmt: skip
 
     def evaluate(self, clock: int) -> EvalResult:
         ctx, cfg = self.ctx, self.cfg
-        env_steps = ctx.counters["env_steps"]
+        env_steps = ctx.counters.env_steps
         deployed = ctx.gate.weights if ctx.gate is not None else None
         result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock, weights=deployed)
         ctx.evals.append((env_steps, result.mean))
@@ -560,12 +437,12 @@ class _Shell:
         t0, steps0, updates0 = since
         elapsed = max(time.perf_counter() - t0, 1e-9)
         row: dict[str, float] = {k: float(np.mean(v)) for k, v in ctx.stats.items()}
-        env_steps = ctx.counters["env_steps"]
+        env_steps = ctx.counters.env_steps
         if phase.schedule.clock == "env_steps":
             row["episode_return"] = (
                 float(np.mean(ctx.recent_returns)) if ctx.recent_returns else float("nan")
             )
-            row["episodes"] = ctx.counters["episodes"]
+            row["episodes"] = ctx.counters.episodes
             row["sps"] = (env_steps - steps0) / elapsed
             if ctx.replay is not None:
                 row["replay_size"] = len(ctx.replay)
@@ -587,7 +464,7 @@ class _Shell:
         ctx, cfg, sched = self.ctx, self.cfg, phase.schedule
 
         def clock() -> int:
-            return ctx.counters["env_steps"] if sched.clock == "env_steps" else ctx.learner.updates
+            return ctx.counters.env_steps if sched.clock == "env_steps" else ctx.learner.updates
 
         def next_multiple(every: int) -> float:
             return (clock() // every + 1) * every if every > 0 else math.inf
@@ -597,7 +474,7 @@ class _Shell:
         next_ckpt = next_multiple(phase.checkpoint_every)
         every_s = 60.0 * getattr(cfg, "checkpoint_minutes", 0.0)  # 0: by env steps only
         ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
-        since = (time.perf_counter(), ctx.counters["env_steps"], ctx.learner.updates)
+        since = (time.perf_counter(), ctx.counters.env_steps, ctx.learner.updates)
         unit = "step" if sched.clock == "env_steps" else "upd"
         bar = tqdm(total=sched.total, initial=min(clock(), sched.total), unit=unit, leave=False,
                    desc=f"{ctx.agent.name} {phase.name} {cfg.env}", disable=not cfg.progress,
@@ -612,7 +489,7 @@ class _Shell:
                 bar.update(min(now, sched.total) - min(before, sched.total))
                 if now >= next_log:
                     row = self.log_row(phase, now, since)
-                    since = (time.perf_counter(), ctx.counters["env_steps"], ctx.learner.updates)
+                    since = (time.perf_counter(), ctx.counters.env_steps, ctx.learner.updates)
                     next_log = next_multiple(phase.log_every)
                     bar.set_postfix_str(
                         f"ret {row.get('episode_return', math.nan):.1f} "
@@ -625,10 +502,10 @@ class _Shell:
                     self.evaluate(now)
                     next_eval = next_multiple(phase.eval_every)
                     if self.reached_stop():
-                        self.solved_at = ctx.counters["env_steps"]
+                        self.solved_at = ctx.counters.env_steps
                         return True
                 if now >= next_ckpt or time.monotonic() >= ckpt_at:
-                    self.save(periodic_path(ctx.run_dir, ctx.counters["env_steps"]))
+                    self.save(periodic_path(ctx.run_dir, ctx.counters.env_steps))
                     prune_checkpoints(ctx.run_dir, cfg.keep_checkpoints)
                     next_ckpt = next_multiple(phase.checkpoint_every)
                     ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
@@ -654,10 +531,10 @@ class _Shell:
         ctx, cfg, agent = self.ctx, self.cfg, self.ctx.agent
         if note is not None:
             items = len(ctx.replay) if ctx.replay is not None else 0
-            ctx.logger.log("resume", ctx.counters["env_steps"], note=note, replay_items=items)
-            self.write(f"resumed at {ctx.counters['env_steps']} env steps; {note}")
+            ctx.logger.log("resume", ctx.counters.env_steps, note=note, replay_items=items)
+            self.write(f"resumed at {ctx.counters.env_steps} env steps; {note}")
         phases = agent.phases()
-        first = int(ctx.counters.get("phase", 0)) if resumed else 0
+        first = ctx.counters.phase if resumed else 0
         stop: KeyboardInterrupt | None = None
         failed: BaseException | None = None
         completed = False
@@ -667,7 +544,7 @@ class _Shell:
             for i, phase in enumerate(phases):
                 if i < first or (resumed and i < len(phases) - 1 and phase.schedule.done(ctx)):
                     continue  # done before this resume (its end was handled then)
-                ctx.counters["phase"] = i
+                ctx.counters.phase = i
                 stopped = self.run_phase(phase)
                 agent.on_phase_end(ctx, phase)
                 if stopped:
@@ -675,10 +552,10 @@ class _Shell:
                 if phase.end_checkpoint:
                     self.save(ctx.run_dir / "checkpoints" / phase.end_checkpoint)
                 if phase.eval_at_end and cfg.eval_every:
-                    self.evaluate(ctx.counters["env_steps"])
+                    self.evaluate(ctx.counters.env_steps)
             check_stop()  # a stop asked for as the phase ended is not the run's end
             agent.finish(ctx)
-            env_steps = ctx.counters["env_steps"]
+            env_steps = ctx.counters.env_steps
             if self.solved_at is None and (
                 agent.final_eval_always
                 or (cfg.eval_every and (not ctx.evals or ctx.evals[-1][0] != env_steps))
@@ -687,13 +564,13 @@ class _Shell:
             completed = True
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: final.pt, interrupted
             stop = exc
-            raise RunInterrupted(ctx.run_dir, ctx.counters["env_steps"], stop_signum(exc)) from None
+            raise RunInterrupted(ctx.run_dir, ctx.counters.env_steps, stop_signum(exc)) from None
         except BaseException as exc:  # failed, or exited (a library's SystemExit): no final.pt,
             failed = exc  # which would look finished
             raise
         finally:
             with finishing():  # a stop signal now does not cut the saving short
-                env_steps = ctx.counters["env_steps"]
+                env_steps = ctx.counters.env_steps
                 if completed or stop is not None:
                     self.save(ctx.run_dir / "checkpoints" / "final.pt", not completed)
                 elif env_steps > 0:
@@ -710,7 +587,7 @@ class _Shell:
                 if failed is not None and latest_checkpoint(ctx.run_dir) is None:
                     discard_run(ctx.run_dir, self.created)
         return TrainResult(
-            ctx.run_dir, ctx.counters["env_steps"], ctx.learner.updates, ctx.evals, self.solved_at
+            ctx.run_dir, ctx.counters.env_steps, ctx.learner.updates, ctx.evals, self.solved_at
         )
 
 
