@@ -29,13 +29,9 @@ from agents.core.agent import Agent, Phase
 from agents.core.checkpoint import (
     CHECKPOINT_FORMAT,
     CHECKPOINT_VERSION,
-    CheckpointError,
-    build_checked,
     latest_checkpoint,
-    load_replays,
     periodic_path,
     prune_checkpoints,
-    replay_path,
     save_checkpoint,
     save_replays,
 )
@@ -51,7 +47,14 @@ from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy
 from agents.core.preprocess import make_preprocessor, spec_to_json
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.run_folder import default_run_dir, discard_run, open_run
+from agents.core.resume import (
+    build_networks,
+    config_changes,
+    load_learner,
+    open_run,
+    resume_note,
+)
+from agents.core.run_folder import default_run_dir, discard_run
 from agents.core.stopping import (
     RunInterrupted,
     check_stop,
@@ -129,83 +132,6 @@ def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
     }
 
 
-# fields that may change between a run and its resumption without comment
-_RESUME_FREE = {"resume", "total_env_steps", "progress", "tensorboard", "device", "run_dir",
-                "actor_procs", "ray_address", "ray_auth", "checkpoint_minutes"}  # fmt: skip
-
-
-def config_changes(saved: dict, cfg: Any) -> list[str]:
-    """``field saved -> now`` for each config field that differs from the resumed run's."""
-    now = config_to_dict(cfg)
-    return [
-        f"{k} {saved[k]!r} -> {v!r}"
-        for k, v in now.items()
-        if k not in _RESUME_FREE and k in saved and saved[k] != v
-    ]
-
-
-def _shown(name: str, value: Any) -> str:
-    """``--hidden 64``, ``--no-recurrent``: a config value as the flag that gives it."""
-    flag = "--" + name.replace("_", "-")
-    if isinstance(value, bool):
-        return flag if value else "--no-" + flag[2:]
-    if isinstance(value, list):
-        value = " ".join(map(str, value))
-    return f"{flag} {value}"
-
-
-def resume_mismatch(agent: Agent, run_dir: Path, payload: dict, exc: Exception) -> Exception:
-    """The error for weights that do not fit this config on --resume: the flags whose values
-    differ from the saved run's (the likely cause: ``--resume --hidden 128`` on a run trained
-    with 64), not the tensor that did not fit; ``exc`` when no flag differs."""
-    saved, now = payload["config"], config_to_dict(agent.cfg)
-    changed = [k for k, v in now.items()
-               if k not in _RESUME_FREE and k in saved and saved[k] != v]  # fmt: skip
-    if not changed:
-        return exc
-    was = ", ".join(_shown(k, saved[k]) for k in changed)
-    given = ", ".join(_shown(k, now[k]) for k in changed)
-    found = (
-        f"found the run in {run_dir} and tried to resume it ({agent.name} resumes a run "
-        f"folder with checkpoints unless --no-resume is given), but it was"
-        if agent.resume_by_default
-        else f"the run in {run_dir} was"
-    )
-    return ValueError(
-        f"--resume: {found} trained with {was} (given {given}): drop the flag or use another "
-        f"--run-dir"
-    )
-
-
-def restore_replays(ctx: RunContext, env_steps: int) -> str:
-    """Load checkpoints/replay.npz into the persistent buffers when it belongs to the
-    checkpoint being resumed (same env steps, same sequence length); returns what was done."""
-    saved = load_replays(ctx.run_dir)
-    if saved is None:
-        return "no saved replay (run without --save-replay): the replay refills"
-    saved_steps, arrays = saved
-    if saved_steps != env_steps:
-        return (
-            f"saved replay is from env step {saved_steps}, the checkpoint from {env_steps}: "
-            "the replay refills"
-        )
-    loaded = []
-    length = ctx.cfg.sequence_length
-    for buf in ctx.mix.buffers if ctx.mix else []:
-        state = arrays.get(buf.name)
-        if not buf.persistent or state is None:
-            continue
-        saved_length = state["action"].shape[1] if "action" in state else length
-        if saved_length != length:
-            return (
-                f"saved {buf.name} holds sequences of {saved_length} steps, this run uses "
-                f"{length}: the replay refills"
-            )
-        buf.load_state_arrays(state, str(replay_path(ctx.run_dir)))
-        loaded.append(f"{buf.name} {len(buf)} sequences")
-    return "restored " + ", ".join(loaded)
-
-
 def evaluate(
     ctx: RunContext,
     episodes: int,
@@ -245,28 +171,14 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     agent.configure(info)
     check_memory(agent, info)
-    if payload is None:
-        networks = agent.build_networks(info)
-    else:  # shapes checked against the saved weights before anything is allocated
-        try:
-            networks = dict(build_checked(payload["path"], lambda: agent.build_networks(info),
-                                          payload["networks"]))  # fmt: skip
-        except CheckpointError as exc:
-            raise resume_mismatch(agent, run_dir, payload, exc) from None
+    networks = build_networks(agent, info, run_dir, payload)
     learner = Learner(
         networks, cfg, device, agent.loss(), agent.target_rules(), agent.param_groups(networks)
     )
     ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
     ctx.rng = np.random.default_rng(cfg.seed + 3)
     if payload is not None:
-        try:
-            learner.load_state_dict(payload)
-        except (KeyError, RuntimeError, ValueError) as exc:
-            raise resume_mismatch(
-                agent, run_dir, payload,
-                CheckpointError(payload["path"],
-                                f"--resume: expected weights matching this config, got {exc}"),
-            ) from None  # fmt: skip
+        load_learner(agent, learner, run_dir, payload)
         ctx.counters.load(payload["counters"])
     if getattr(cfg, "gate_episodes", 0):
         ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share, cfg.gate_horizon)
@@ -287,13 +199,7 @@ def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
             beta = LinearSchedule(cfg.priority_beta, cfg.priority_beta_final,
                                   cfg.priority_beta_steps)  # fmt: skip
         ctx.mix = ReplayMix(sources[0], sources[1:], seed=cfg.seed + 1, beta=beta)
-    note = None
-    if payload is not None:
-        note = restore_replays(ctx, ctx.counters.env_steps)
-        changes = config_changes(payload["config"], cfg)
-        if changes:
-            note += "; config changed from the saved run: " + ", ".join(changes)
-        agent.load_state_dict(payload.get("agent_state") or {})
+    note = resume_note(ctx, agent, payload) if payload is not None else None
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.json").write_text(
         json.dumps({"algo": agent.name, **config_to_dict(cfg)}, indent=2), encoding="utf-8"
