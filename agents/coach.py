@@ -34,12 +34,13 @@ import torch
 
 from agents.core.agent import Agent, Phase
 from agents.core.config import DemoReplayConfig
+from agents.core.context import RunContext
 from agents.core.controller import AgentController
 from agents.core.demos import STEP_EXTRA, keep_demo_steps
 from agents.core.mixing import DataSource
 from agents.core.policy import BatchPolicy
 from agents.core.preprocess import Preprocessor
-from agents.core.run import RunContext, TrainResult, train
+from agents.core.run import TrainResult, train
 from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, take
 from agents.core.wrapper import AgentWrapper
 
@@ -223,7 +224,7 @@ class CoachedAgent(AgentWrapper):
         shares = ctx.stats.get("demo_share", [])
         old = self.link.progress
         self.link.progress = old._replace(
-            env_steps=ctx.counters["env_steps"],
+            env_steps=ctx.counters.env_steps,
             total_env_steps=ctx.cfg.total_env_steps,
             updates=ctx.learner.updates,
             recent_return=(

@@ -125,7 +125,7 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
             elif "DoorKey" in env:
                 mask = batch.mask[:, :-1]  # the last position is the next rollout's first
                 key, door = doorkey_progress(batch.obs["image"][:, :-1], mask)
-                step = ctx.counters["env_steps"]
+                step = ctx.counters.env_steps
                 bins[min(9, step * 10 // budget)] += (int(mask.sum()), key, door)
                 for name, n in (("key", key), ("door_open", door)):
                     if n and name not in first_seen:
@@ -135,7 +135,7 @@ def run_one(job: tuple[str, str, int, int, Path, str]) -> dict[str, Any]:
         def on_episode(self, ctx, episode):
             super().on_episode(ctx, episode)
             if "step" not in first and succeeded(env, episode.length, episode.total_return):
-                first["step"] = ctx.counters["env_steps"]
+                first["step"] = ctx.counters.env_steps
 
     cls = RNDPPOConfig if algo == "rnd-ppo" else PPOConfig
     run_dir = run_dir_of(work, env, variant, seed, overrides)

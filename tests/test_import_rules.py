@@ -87,35 +87,17 @@ def _module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-ALLOWED_CYCLE = ("agents.core.run", "RunContext")
-"""The one import cycle allowed, named: the agent interface and the modules that hand the
-run state to hooks (``agents.core.agent``, ``schedules``, ``demos``, ...) annotate with
-``RunContext``, imported from ``agents.core.run`` under ``if TYPE_CHECKING:``, while
-run.py imports them. It goes when the run state moves to a low module of its own; then
-``test_the_allowed_cycle_is_still_there`` fails, and this exception is to be deleted."""
-
-
-def _is_type_checking(node: ast.AST) -> bool:
-    test = node.test if isinstance(node, ast.If) else None
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
-def _edges(path: Path, name: str, files: set[str]) -> dict[str, bool]:
+def _edges(path: Path, name: str, files: set[str]) -> set[str]:
     """Every module of ``files`` that ``path`` (module ``name``) imports anywhere: at module
-    level, under ``if TYPE_CHECKING:`` and inside functions; ``from pkg import sub`` counts
-    as importing ``pkg.sub``. Value: whether every such import is the allowed one."""
+    level, under ``if TYPE_CHECKING:`` (a cycle for the type checker is still a cycle) and
+    inside functions; ``from pkg import sub`` counts as importing ``pkg.sub``."""
     tree = ast.parse(path.read_text(), str(path))
-    typing_only = {
-        id(n) for block in ast.walk(tree) if _is_type_checking(block) for n in ast.walk(block)
-    }
     is_pkg = path.name == "__init__.py"
-    out: dict[str, bool] = {}
+    out: set[str] = set()
     for node in ast.walk(tree):
-        targets: list[tuple[str, str]] = []
+        targets: list[str] = []
         if isinstance(node, ast.Import):
-            targets = [(a.name, "") for a in node.names]
+            targets = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom):
             module = node.module or ""
             if node.level:
@@ -124,23 +106,20 @@ def _edges(path: Path, name: str, files: set[str]) -> dict[str, bool]:
                 module = ".".join([*base, *([node.module] if node.module else [])])
             for alias in node.names:
                 sub = f"{module}.{alias.name}"
-                targets.append((sub, "") if sub in files else (module, alias.name))
-        for target, imported in targets:
-            if target not in files or target == name:
-                continue
-            allowed = id(node) in typing_only and (target, imported) == ALLOWED_CYCLE
-            out[target] = out.get(target, True) and allowed
+                targets.append(sub if sub in files else module)
+        for target in targets:
+            if target in files and target != name:
+                out.add(target)
     return out
 
 
-def _import_cycles(folder: str, allow: bool = True) -> list[list[str]]:
+def _import_cycles(folder: str) -> list[list[str]]:
     """Cycles among the imports of ``folder``'s modules (all of them: module level,
-    ``TYPE_CHECKING`` and function level), without the allowed one when ``allow``."""
+    ``TYPE_CHECKING`` and function level)."""
     paths = {_module_name(p): p for p in (ROOT / folder).rglob("*.py")}
     graph = {}
     for name, p in paths.items():
-        edges = _edges(p, name, set(paths))
-        graph[name] = sorted(m for m, ok in edges.items() if not (allow and ok))
+        graph[name] = sorted(_edges(p, name, set(paths)))
     cycles, state = [], {}
 
     def visit(node: str, stack: list[str]) -> None:
@@ -164,11 +143,6 @@ def test_no_import_cycle_inside_agents():
 
 def test_no_import_cycle_inside_demostudio():
     assert _import_cycles("demostudio") == []
-
-
-def test_the_allowed_cycle_is_still_there():
-    cycles = _import_cycles("agents", allow=False)
-    assert cycles and all(ALLOWED_CYCLE[0] in c for c in cycles)
 
 
 def test_the_cycle_check_finds_a_cycle():

@@ -16,12 +16,13 @@ from agents.bc.split import DemoSplit, EarlyStopping, split_episodes
 from agents.bc.validate import validation_loss
 from agents.core.agent import Agent, Phase
 from agents.core.batch import Loss
+from agents.core.context import RunContext
 from agents.core.demos import DemoSet, context_demos, demo_sequences
 from agents.core.mixing import DataSource, ReplayMix
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.run import RunContext, TrainResult, train
+from agents.core.run import TrainResult, train
 from agents.core.schedules import Offline
 from agents.core.sequences import EndBehavior, SequenceBatch
 

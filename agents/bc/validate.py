@@ -13,7 +13,7 @@ from agents.core.batch import to_torch, uniform_sample
 from agents.core.sequences import SequenceBatch, take
 
 if TYPE_CHECKING:
-    from agents.core.run import RunContext
+    from agents.core.context import RunContext
 
 VAL_CHUNK = 256
 """Validation sequences per forward pass."""

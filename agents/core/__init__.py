@@ -2,9 +2,8 @@
 learning / builder). An algorithm is its config plus what differs; ``agents/README.md``
 shows the parts, the loop and where to add an algorithm.
 
-Modules, bottom up (no module imports one above it, except that hooks' annotations name
-``run.RunContext``; ``tests/test_import_rules.py`` checks that there is no other import
-cycle in ``agents/``)::
+Modules, bottom up (no module imports one above it; ``tests/test_import_rules.py`` checks
+that there is no import cycle in ``agents/``, ``TYPE_CHECKING`` imports included)::
 
     config       config groups (RunConfig, InteractConfig, ActorConfig, NetworkConfig,
                  SequenceConfig, OptimConfig, ReplayConfig, DiscountConfig, QLearningConfig,
@@ -29,15 +28,16 @@ cycle in ``agents/``)::
     controller   AgentController: reset / act / taken (take-over) for watch and recording
     actor        ActorPool protocol (step, update_weights, num_envs); VectorActor in process
     ray_pool     RayActorPool: the actors in Ray processes (--actor-procs), same protocol
+    checkpoint   atomic writes, resume from the most env steps, previous format upgraded
+    gate         DeployGate (--gate-episodes): which network evaluation, evaluate and
+                 watch play; the learner's tests, their env steps and its checkpoint state
+    context      RunContext, the run state hooks and schedules see, its Counters as fields
     demos        demo loading and checks; demo replay as a named demo source; demo_mix
     schedules    ReplayRatio | OnPolicy | Offline
     agent        Agent (the interface: abstract where every algorithm answers, neutral
                  defaults elsewhere; the hook order), EnvInfo, Phase
     wrapper      AgentWrapper: an agent around an agent (the coach's)
-    checkpoint   atomic writes, resume from the most env steps, previous format upgraded
-    gate         DeployGate (--gate-episodes): which network evaluation, evaluate and
-                 watch play; the learner's tests, their env steps and its checkpoint state
-    run          the run shell: train(agent) -> TrainResult; RunContext for hooks
+    run          the run shell: train(agent) -> TrainResult
     restore      any registered agent back from a checkpoint, as a controller
 
 Writing an algorithm: subclass :class:`agents.core.agent.Agent` (see its docstring for

@@ -8,7 +8,7 @@ subclasses :class:`Agent`, or the algorithm it extends (R2D3, DQfD and SQIL exte
 :class:`agents.r2d2.R2D2`).
 
 What the run shell asks of an agent, in order (``ctx`` is the run's
-:class:`agents.core.run.RunContext`)::
+:class:`agents.core.context.RunContext`)::
 
     building (once per run, fresh or resumed)
       configure(env)              -> None    settle config fields whose default depends on
@@ -49,19 +49,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 import gymnasium as gym
 import numpy as np
 import torch
 
 from agents.core.batch import Loss
+from agents.core.context import EnvInfo, RunContext
 from agents.core.layout import with_layout
 from agents.core.mirror import env_reflection
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.obs_norm import random_steps_spec
 from agents.core.policy import EpsilonGreedy, Selector
-from agents.core.preprocess import ObsSpec, Preprocessor
+from agents.core.preprocess import ObsSpec
 from agents.core.schedules import ReplayRatio, Schedule
 from agents.core.sequences import SequenceBatch
 from agents.core.targets import TargetRule
@@ -70,19 +71,6 @@ from demostudio.episode import make_env_with_kwargs
 if TYPE_CHECKING:
     from agents.core.actor import FinishedEpisode
     from agents.core.mixing import DataSource
-    from agents.core.run import RunContext
-
-
-class EnvInfo(NamedTuple):
-    """The training env as the agent sees it (a probe env: spaces only)."""
-
-    env_id: str
-    env: gym.Env
-    preprocess: Preprocessor
-
-    @property
-    def num_actions(self) -> int:
-        return int(self.env.action_space.n)
 
 
 @dataclass

@@ -9,7 +9,7 @@ from agents.core.demos import demo_source
 from agents.core.mixing import DataSource, LinearSchedule
 
 if TYPE_CHECKING:
-    from agents.core.run import RunContext
+    from agents.core.context import RunContext
 
 
 class DemoMix:

@@ -41,7 +41,7 @@ from agents.core.sequences import (
 )
 
 if TYPE_CHECKING:
-    from agents.core.run import RunContext
+    from agents.core.context import RunContext
 
 from demostudio.episode import (
     EpisodeData,

@@ -1,5 +1,6 @@
 """Evaluation: play whole episodes with the (near-)greedy policy and report their returns and,
-where the env has a goal, how many reached it.
+where the env has a goal, how many reached it; during a run, :func:`evaluate` plays the
+learner's acting network (or the deployed weights) on a copy.
 
 Success is the env's goal reached, read from how an episode ended:
 
@@ -25,8 +26,12 @@ from typing import Literal, NamedTuple
 
 import gymnasium as gym
 import numpy as np
+import torch
 
+from agents.core.context import RunContext
 from agents.core.controller import AgentController
+from agents.core.gate import lengthen
+from agents.core.policy import BatchPolicy
 
 GoalRule = Literal["terminated", "terminated_positive"]
 
@@ -109,4 +114,41 @@ def run_episodes(
     return EvalResult(returns, lengths, successes if rule is not None else None)
 
 
-__all__ = ["GOALS", "EvalResult", "GoalRule", "goal_rule", "reached_goal", "run_episodes"]
+def evaluate(
+    ctx: RunContext,
+    episodes: int,
+    seed: int,
+    weights: dict[str, torch.Tensor] | None = None,
+    stop: Callable[[list[float]], bool] | None = None,
+    horizon: float = 1.0,
+) -> EvalResult:
+    """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
+    ``weights`` (the deployed ones) or the learner's own (``stop``: as
+    :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's)."""
+    env = ctx.agent.make_env()
+    lengthen(env, horizon)  # 1: the env's own limit, unchanged
+    try:
+        policy = BatchPolicy.copy_of(
+            ctx.learner.networks[ctx.agent.acting_network],
+            ctx.agent.eval_selector(ctx.cfg.eval_epsilon),
+            1,
+            ctx.device,
+            np.random.default_rng(seed),
+        )
+        if weights is not None:
+            policy.load_weights(weights, -1)
+        ctrl = AgentController(policy, ctx.preprocess, name=f"policy:{ctx.agent.name}")
+        return run_episodes(env, ctrl, episodes, seed=seed, stop=stop)
+    finally:
+        env.close()
+
+
+__all__ = [
+    "GOALS",
+    "EvalResult",
+    "GoalRule",
+    "evaluate",
+    "goal_rule",
+    "reached_goal",
+    "run_episodes",
+]

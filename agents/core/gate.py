@@ -36,7 +36,7 @@ latest network, shown until then, dips in between. Why a whole test: a provision
 chosen on the episodes a stopped test had played would often be chosen on one episode.
 
 The test episodes are real env steps: they count in ``--total-env-steps`` (the budget, the
-clock of evaluations and schedules) and in ``counters["gate_steps"]``; they are not learned
+clock of evaluations and schedules) and in ``counters.gate_steps``; they are not learned
 from (no sequences, and the replay ratio counts only the actors' steps, so they bring no
 updates); a test that starts before the budget is spent plays its episodes to the end, so a
 run may end up to one test past ``--total-env-steps``. Once a network has passed, a test

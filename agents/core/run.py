@@ -1,60 +1,30 @@
-"""The run shell shared by every algorithm: the run folder and ``config.json``, ``--resume``
-with the config diff, the phases and their schedules, a progress bar, metrics.jsonl and
-TensorBoard, the evaluation and checkpoint schedule (on multiples of their periods, also
-after a resume), the final evaluation and the result. No algorithm has its own loop.
-
-``train(agent)`` runs ``agent.phases()`` in order; each phase's schedule
-(:mod:`agents.core.schedules`) is iterated until done, and after every iteration the shell
-logs, asks ``agent.after_iteration`` (which may stop the run), evaluates and checkpoints on
-the schedule's clock. A run that fails to start leaves no run folder behind.
+"""The run shell shared by every algorithm: ``train(agent)`` opens the run folder (fresh, or
+resumed: :mod:`agents.core.resume`), builds the run's parts (:mod:`agents.core.build`), runs
+``agent.phases()`` in order, each iterated by the loop (:mod:`agents.core.loop`), then the
+final evaluation and checkpoint, and returns the result. No algorithm has its own loop. A run
+that fails to start leaves no run folder behind; one that fails later keeps what it learned
+as a step checkpoint; Ctrl-C, SIGTERM and SIGHUP save final.pt marked interrupted.
 """
 
 from __future__ import annotations
 
-import json
-import math
 import shutil
 import sys
-import time
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import NamedTuple
 
-import gymnasium as gym
-import numpy as np
 import torch
 
-from agents.core import footprint
-from agents.core.actor import ActorPool, ActorSpec, make_vector_actor
-from agents.core.agent import Agent, EnvInfo, Phase
-from agents.core.checkpoint import (
-    CHECKPOINT_FORMAT,
-    CHECKPOINT_VERSION,
-    CheckpointError,
-    build_checked,
-    latest_checkpoint,
-    load_replays,
-    periodic_path,
-    prune_checkpoints,
-    replay_path,
-    save_checkpoint,
-    save_replays,
-)
-from agents.core.config import DemoConfig, InteractConfig, ReplayConfig, config_to_dict
-from agents.core.controller import AgentController
-from agents.core.evaluate import EvalResult, run_episodes
-from agents.core.gate import DeployGate, lengthen
-from agents.core.learner import Learner
-from agents.core.logger import RunLogger, run_folder_problem
-from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
-from agents.core.networks import RecurrentNetwork
-from agents.core.policy import BatchPolicy, selector_part
-from agents.core.preprocess import make_preprocessor, spec_to_json
-from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.run_folder import default_run_dir, discard_run, open_run
-from agents.core.sequences import EndBehavior
-from agents.core.stop_rule import StopRule, stop_rule
+from agents.core.agent import Agent
+from agents.core.build import build_run, resolve_device, resolve_env
+from agents.core.checkpoint import latest_checkpoint
+from agents.core.context import RunContext
+from agents.core.evaluate import evaluate
+from agents.core.logger import run_folder_problem
+from agents.core.loop import Loop, checkpoint_payload
+from agents.core.resume import config_changes, open_run
+from agents.core.run_folder import default_run_dir, discard_run
+from agents.core.stop_rule import StopRule
 from agents.core.stopping import (
     RunInterrupted,
     check_stop,
@@ -63,40 +33,6 @@ from agents.core.stopping import (
     stop_signals,
     stop_signum,
 )
-from demostudio.episode import ensure_registered, find_episodes, read_summary
-
-
-def resolve_device(name: str) -> torch.device:
-    if name == "auto":
-        return torch.device("cuda" if torch.cuda.is_available() else "cpu")
-    if name == "cuda" and not torch.cuda.is_available():
-        raise ValueError("--device: expected an available device, got cuda (torch sees no GPU)")
-    return torch.device(name)
-
-
-def resolve_env(cfg: Any) -> str:
-    """``cfg.env``, or the one env every demo was recorded on when ``--env`` is not given
-    (set into ``cfg``); ValueError otherwise. The id is checked to be registered."""
-    if not cfg.env:
-        demos = tuple(getattr(cfg, "demos", ()) or ())
-        ids = set()
-        if demos and not getattr(cfg, "demo_env_override", None):
-            files = find_episodes(list(demos))
-            if not files:
-                raise ValueError(
-                    f"--demos {' '.join(map(str, demos))}: expected episode files (*.h5) to "
-                    f"take the env from, found none (or give --env)"
-                )
-            ids = {read_summary(p).env_id for p in files}
-        if len(ids) != 1:
-            found = f"demos of {sorted(ids)}" if ids else "none"
-            raise ValueError(
-                f"--env: expected a Gymnasium env id (or demos all recorded on one env), "
-                f"got {found}"
-            )
-        cfg.env = ids.pop()
-    ensure_registered(cfg.env)
-    return cfg.env
 
 
 class TrainResult(NamedTuple):
@@ -109,340 +45,6 @@ class TrainResult(NamedTuple):
     """Env steps of the evaluation at which the stop rule held (None: it never did)."""
     stop_rule: StopRule | None = None
     """The rule that would end the run before its budget (None: it ran the whole budget)."""
-
-
-SEED_STRIDE = 1_000_003
-"""Env seeds of run seed s start at s * SEED_STRIDE: the envs of nearby run seeds draw
-disjoint streams (with ``seed + i``, seeds 0 and 1 shared 7 of 8 envs' layouts)."""
-
-
-def env_seed(seed: int, episodes: int, first_env: int) -> int:
-    """The first reset seed of env ``first_env`` (env i of an actor gets this + i); a resumed
-    run (``episodes`` done) moves on to seeds it has not used."""
-    return (seed * SEED_STRIDE + 1000 * episodes + first_env) % 2**31
-
-
-@dataclass
-class RunContext:
-    """Everything a schedule or an agent hook may use during a run."""
-
-    cfg: Any
-    agent: Agent
-    env: gym.Env
-    """A probe env (spaces only)."""
-    info: EnvInfo
-    learner: Learner
-    device: torch.device
-    run_dir: Path
-    replay: PrioritizedSequenceReplay | None
-    """The agent replay (None for agents without one: offline, on-policy)."""
-    mix: ReplayMix | None = None
-    """The named data sources batches are drawn from."""
-    logger: RunLogger | None = None
-    counters: dict[str, int] = field(
-        default_factory=lambda: {"env_steps": 0, "updates": 0, "episodes": 0, "phase": 0}
-    )
-    rng: np.random.Generator = field(default_factory=np.random.default_rng)
-    recent_returns: list[float] = field(default_factory=list)
-    stats: dict[str, list[float]] = field(default_factory=dict)
-    extras: dict[str, object] = field(default_factory=dict)
-    """Facts for the log (demo episodes, ...)."""
-    evals: list[tuple[int, float]] = field(default_factory=list)
-    gate: DeployGate | None = None
-    """The deployment gate (--gate-episodes; None: off, evaluation plays the latest)."""
-    _pool: ActorPool | None = None
-
-    @property
-    def preprocess(self):
-        return self.info.preprocess
-
-    @property
-    def network(self) -> torch.nn.Module:
-        return self.learner.network
-
-    def acting_weights(self) -> dict[str, torch.Tensor]:
-        return self.learner.networks[self.agent.acting_network].state_dict()
-
-    def pool(self) -> ActorPool:
-        """The actor pool, started on first use (so offline phases touch no env): a
-        VectorActor here, or Ray actor processes with ``--actor-procs``."""
-        if self._pool is None:
-            procs = getattr(self.cfg, "actor_procs", 0)
-            if procs:
-                from agents.core.ray_pool import RayActorPool
-
-                self._pool = RayActorPool(
-                    self.actor_specs(procs), self.cfg, while_starting=self.learner.warm_up
-                )
-            else:
-                self._pool = make_vector_actor(self.actor_specs(0)[0], self.device)
-        return self._pool
-
-    def actor_specs(self, procs: int) -> list[ActorSpec]:
-        """One spec per actor process (``procs`` 0: the in-process actor), each with
-        ``num_actors`` envs and its part of the acting selector (the Ape-X ladder spans all)."""
-        cfg, n = self.cfg, self.cfg.num_actors
-        total = n * max(procs, 1)
-        selector = self.agent.acting_selector(total)
-        specs = []
-        for k in range(max(procs, 1)):
-            part = selector if procs == 0 else selector_part(selector, k * n, (k + 1) * n)
-            specs.append(
-                ActorSpec(
-                    self.agent.make_env,
-                    self.learner.networks[self.agent.acting_network],
-                    part if part is not None else self.agent.acting_selector(n),
-                    n,
-                    self.preprocess,
-                    cfg.sequence_length,
-                    cfg.period,
-                    EndBehavior(cfg.end_behavior),
-                    env_seed=env_seed(cfg.seed, self.counters["episodes"], k * n),
-                    policy_seed=cfg.seed + 2 + 7919 * k,
-                    keep_episodes=self.agent.keep_episodes(),
-                    first_actor=k * n,
-                )
-            )
-        return specs
-
-    def sync_weights(self) -> None:
-        """Hand the pool the learner's acting weights (version: learner updates)."""
-        if self._pool is not None:
-            self._pool.update_weights(self.acting_weights(), self.learner.updates)
-
-    def record(self, metrics: dict[str, float]) -> None:
-        for k, v in metrics.items():
-            self.stats.setdefault(k, []).append(v)
-
-    def learn(self, batch_size: int) -> None:
-        """One learner update on a batch from the data sources; priorities written back."""
-        assert self.mix is not None, "learn() needs data sources"
-        sample = self.mix.sample(batch_size, self.counters["env_steps"])
-        metrics, td, mask = self.learner.update(sample)
-        if td is not None:
-            self.mix.update_priorities(sample, td, mask)
-        metrics["demo_share"] = float(np.mean(sample.is_demo))
-        metrics["is_weight_mean"] = float(np.mean(sample.weight))  # the step size it leaves
-        if self.mix.beta is not None:
-            metrics["priority_beta"] = float(self.mix.beta(self.counters["env_steps"]))
-        self.record(metrics)
-
-    def close(self) -> None:
-        if self._pool is not None:
-            self._pool.close()
-
-
-def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
-    ctx.counters["updates"] = ctx.learner.updates
-    return {
-        "format": CHECKPOINT_FORMAT,
-        "version": CHECKPOINT_VERSION,
-        "algo": ctx.agent.name,
-        "config": config_to_dict(ctx.cfg),
-        "network_specs": {
-            k: n.spec.to_json()
-            for k, n in ctx.learner.networks.items()
-            if isinstance(n, RecurrentNetwork)
-        },
-        "acting_network": ctx.agent.acting_network,
-        **ctx.learner.state_dict(),
-        "obs_spec": spec_to_json(ctx.preprocess.spec),
-        "num_actions": ctx.info.num_actions,
-        "counters": dict(ctx.counters),
-        "agent_state": ctx.agent.state_dict(),
-        **({"deployed": ctx.gate.state_dict()} if ctx.gate is not None else {}),
-    }
-
-
-# fields that may change between a run and its resumption without comment
-_RESUME_FREE = {"resume", "total_env_steps", "progress", "tensorboard", "device", "run_dir",
-                "actor_procs", "ray_address", "ray_auth", "checkpoint_minutes"}  # fmt: skip
-
-
-def config_changes(saved: dict, cfg: Any) -> list[str]:
-    """``field saved -> now`` for each config field that differs from the resumed run's."""
-    now = config_to_dict(cfg)
-    return [
-        f"{k} {saved[k]!r} -> {v!r}"
-        for k, v in now.items()
-        if k not in _RESUME_FREE and k in saved and saved[k] != v
-    ]
-
-
-def _shown(name: str, value: Any) -> str:
-    """``--hidden 64``, ``--no-recurrent``: a config value as the flag that gives it."""
-    flag = "--" + name.replace("_", "-")
-    if isinstance(value, bool):
-        return flag if value else "--no-" + flag[2:]
-    if isinstance(value, list):
-        value = " ".join(map(str, value))
-    return f"{flag} {value}"
-
-
-def resume_mismatch(agent: Agent, run_dir: Path, payload: dict, exc: Exception) -> Exception:
-    """The error for weights that do not fit this config on --resume: the flags whose values
-    differ from the saved run's (the likely cause: ``--resume --hidden 128`` on a run trained
-    with 64), not the tensor that did not fit; ``exc`` when no flag differs."""
-    saved, now = payload["config"], config_to_dict(agent.cfg)
-    changed = [k for k, v in now.items()
-               if k not in _RESUME_FREE and k in saved and saved[k] != v]  # fmt: skip
-    if not changed:
-        return exc
-    was = ", ".join(_shown(k, saved[k]) for k in changed)
-    given = ", ".join(_shown(k, now[k]) for k in changed)
-    found = (
-        f"found the run in {run_dir} and tried to resume it ({agent.name} resumes a run "
-        f"folder with checkpoints unless --no-resume is given), but it was"
-        if agent.resume_by_default
-        else f"the run in {run_dir} was"
-    )
-    return ValueError(
-        f"--resume: {found} trained with {was} (given {given}): drop the flag or use another "
-        f"--run-dir"
-    )
-
-
-def restore_replays(ctx: RunContext, env_steps: int) -> str:
-    """Load checkpoints/replay.npz into the persistent buffers when it belongs to the
-    checkpoint being resumed (same env steps, same sequence length); returns what was done."""
-    saved = load_replays(ctx.run_dir)
-    if saved is None:
-        return "no saved replay (run without --save-replay): the replay refills"
-    saved_steps, arrays = saved
-    if saved_steps != env_steps:
-        return (
-            f"saved replay is from env step {saved_steps}, the checkpoint from {env_steps}: "
-            "the replay refills"
-        )
-    loaded = []
-    length = ctx.cfg.sequence_length
-    for buf in ctx.mix.buffers if ctx.mix else []:
-        state = arrays.get(buf.name)
-        if not buf.persistent or state is None:
-            continue
-        saved_length = state["action"].shape[1] if "action" in state else length
-        if saved_length != length:
-            return (
-                f"saved {buf.name} holds sequences of {saved_length} steps, this run uses "
-                f"{length}: the replay refills"
-            )
-        buf.load_state_arrays(state, str(replay_path(ctx.run_dir)))
-        loaded.append(f"{buf.name} {len(buf)} sequences")
-    return "restored " + ", ".join(loaded)
-
-
-def evaluate(
-    ctx: RunContext,
-    episodes: int,
-    seed: int,
-    weights: dict[str, torch.Tensor] | None = None,
-    stop: Callable[[list[float]], bool] | None = None,
-    horizon: float = 1.0,
-) -> EvalResult:
-    """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
-    ``weights`` (the deployed ones) or the learner's own (``stop``: as
-    :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's)."""
-    env = ctx.agent.make_env()
-    lengthen(env, horizon)  # 1: the env's own limit, unchanged
-    try:
-        policy = BatchPolicy.copy_of(
-            ctx.learner.networks[ctx.agent.acting_network],
-            ctx.agent.eval_selector(ctx.cfg.eval_epsilon),
-            1,
-            ctx.device,
-            np.random.default_rng(seed),
-        )
-        if weights is not None:
-            policy.load_weights(weights, -1)
-        ctrl = AgentController(policy, ctx.preprocess, name=f"policy:{ctx.agent.name}")
-        return run_episodes(env, ctrl, episodes, seed=seed, stop=stop)
-    finally:
-        env.close()
-
-
-def _build(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
-           payload: dict | None) -> tuple[RunContext, str | None]:  # fmt: skip
-    cfg = agent.cfg
-    if not isinstance(env.action_space, gym.spaces.Discrete):
-        raise ValueError(
-            f"--env {cfg.env}: expected a Discrete action space, got {env.action_space}"
-        )
-    info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
-    agent.configure(info)
-    check_memory(agent, info)
-    if payload is None:
-        networks = agent.build_networks(info)
-    else:  # shapes checked against the saved weights before anything is allocated
-        try:
-            networks = dict(build_checked(payload["path"], lambda: agent.build_networks(info),
-                                          payload["networks"]))  # fmt: skip
-        except CheckpointError as exc:
-            raise resume_mismatch(agent, run_dir, payload, exc) from None
-    learner = Learner(
-        networks, cfg, device, agent.loss(), agent.target_rules(), agent.param_groups(networks)
-    )
-    ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
-    ctx.rng = np.random.default_rng(cfg.seed + 3)
-    if payload is not None:
-        try:
-            learner.load_state_dict(payload)
-        except (KeyError, RuntimeError, ValueError) as exc:
-            raise resume_mismatch(
-                agent, run_dir, payload,
-                CheckpointError(payload["path"],
-                                f"--resume: expected weights matching this config, got {exc}"),
-            ) from None  # fmt: skip
-        ctx.counters.update(payload["counters"])
-    if getattr(cfg, "gate_episodes", 0):
-        ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share, cfg.gate_horizon)
-        if payload is not None:
-            ctx.gate.load_state_dict(payload, ctx.acting_weights())
-    if agent.uses_replay:
-        ctx.replay = PrioritizedSequenceReplay(
-            cfg.replay_capacity, cfg.priority_alpha, cfg.priority_beta, cfg.priority_eta,
-            cfg.seed, "agent replay", kind=cfg.replay_kind,
-            uniform_share=cfg.replay_uniform_share,
-        )  # fmt: skip
-    sources = agent.sources(ctx)
-    if ctx.replay is not None:
-        sources = [DataSource("agent replay", ctx.replay), *sources]
-    if sources:
-        beta = None  # prioritized replay's exponent, annealed (--priority-beta-final)
-        if isinstance(cfg, ReplayConfig):
-            beta = LinearSchedule(cfg.priority_beta, cfg.priority_beta_final,
-                                  cfg.priority_beta_steps)  # fmt: skip
-        ctx.mix = ReplayMix(sources[0], sources[1:], seed=cfg.seed + 1, beta=beta)
-    note = None
-    if payload is not None:
-        note = restore_replays(ctx, ctx.counters["env_steps"])
-        changes = config_changes(payload["config"], cfg)
-        if changes:
-            note += "; config changed from the saved run: " + ", ".join(changes)
-        agent.load_state_dict(payload.get("agent_state") or {})
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "config.json").write_text(
-        json.dumps({"algo": agent.name, **config_to_dict(cfg)}, indent=2), encoding="utf-8"
-    )
-    ctx.logger = RunLogger(run_dir, cfg.tensorboard)
-    return ctx, note
-
-
-def check_memory(agent: Agent, info: EnvInfo) -> None:
-    """ValueError naming the flag when the replay buffers, the networks (counted on the meta
-    device) and a batch would need more memory than the machine has available. The demo
-    files are read for their lengths only when the run does not fit with the demo replay
-    counted at --demo-capacity (they are read again when loaded)."""
-    params = footprint.meta_parameter_count(lambda: agent.build_networks(info))
-    available = footprint.available_memory()
-
-    def parts(count_demos: bool) -> list[footprint.Part]:
-        spec, n = info.preprocess.spec, info.num_actions
-        return footprint.estimate(agent.cfg, spec, n, params, agent.uses_replay, count_demos)
-
-    try:
-        footprint.check_fits(parts(count_demos=False), available)
-    except ValueError:
-        footprint.check_fits(parts(count_demos=True), available)
 
 
 def train(agent: Agent) -> TrainResult:
@@ -467,7 +69,7 @@ def _train(agent: Agent) -> TrainResult:
     created = not run_dir.exists()
     env = agent.make_env()
     try:
-        ctx, note = _build(agent, env, run_dir, device, payload)
+        ctx, note = build_run(agent, env, run_dir, device, payload)
     except BaseException:
         env.close()
         if created:
@@ -478,206 +80,19 @@ def _train(agent: Agent) -> TrainResult:
     return _Shell(ctx, created).run(note, resumed=payload is not None)
 
 
-class _Shell:
-    def __init__(self, ctx: RunContext, created: bool = False):
-        self.ctx = ctx
-        self.cfg = ctx.cfg
-        self.solved_at: int | None = None
-        self.stop_rule: StopRule | None = None
-        self.created = created
-        """This run made its folder (a failure before the first step removes it)."""
-
-    def write(self, text: str) -> None:
-        if self.cfg.progress:
-            from tqdm import tqdm
-
-            tqdm.write(text)
-
-    def save(self, path: Path, interrupted: bool = False) -> None:
-        """Write a checkpoint; ``interrupted``: the run was stopped before its end (a plain
-        bool in the payload, which evaluate, watch and a later ``--resume`` read)."""
-        ctx = self.ctx
-        save_checkpoint(path, {**checkpoint_payload(ctx), "interrupted": interrupted})
-        if getattr(self.cfg, "save_replay", False) and ctx.mix is not None:
-            buffers = {b.name: b.state_arrays() for b in ctx.mix.buffers if b.persistent}
-            save_replays(ctx.run_dir, ctx.counters["env_steps"], buffers)
-
-    def reached_stop(self) -> bool:
-        """The run's stop rule (:mod:`agents.core.stop_rule`) holds for its evaluations."""
-        rule = self.stop_rule
-        return rule is not None and rule.reached([r for _, r in self.ctx.evals])
-
-    def start_stop_rule(self) -> None:
-        """Decide the run's stop rule, say it on the console and in metrics.jsonl (a
-        ``stop_rule`` row: target, evals, source)."""
-        cfg, ctx = self.cfg, self.ctx
-        if not isinstance(cfg, InteractConfig):
-            return
-        demos = cfg.demos if isinstance(cfg, DemoConfig) else ()
-        env_id = ctx.env.spec.id if ctx.env.spec is not None else str(cfg.env)
-        rule = stop_rule(cfg.stop_when, cfg.stop_return, cfg.stop_evals, demos, env_id)
-        self.stop_rule = rule
-        if rule is None:
-            self.write(f"runs its whole budget of {cfg.total_env_steps} env steps")
-            return
-        ctx.logger.log("stop_rule", ctx.counters["env_steps"], stop_target=rule.target,
-                       stop_evals=rule.evals, stop_source=rule.source)  # fmt: skip
-        self.write(f"{rule.describe()}; at most {cfg.total_env_steps} env steps")
-
-    def gate_test(self, clock: int) -> None:
-        """The learner's network plays the gate's test episodes (their env steps counted) and
-        is deployed if it earns it (:mod:`agents.core.gate`)."""
-        ctx, gate = self.ctx, self.ctx.gate
-        spent = ctx.counters.get("gate_steps", 0)
-        if gate is None or not gate.due(ctx.counters["env_steps"], spent):
-            return
-        seed = gate.test_seed(self.cfg.seed, clock)
-        result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon)
-        steps = int(sum(result.lengths))
-        ctx.counters["env_steps"] += steps
-        ctx.counters["gate_steps"] = spent + steps
-        before = gate.weights
-        passed = gate.judge(result.returns, ctx.acting_weights(), ctx.learner.updates)
-        worst, played = min(result.returns), len(result.returns)
-        ctx.logger.log(
-            "gate", ctx.counters["env_steps"], tb_step=clock, gate_return=result.mean,
-            gate_worst=worst, gate_played=played, gate_passed=float(passed),
-            deployed_updates=gate.version, deployed_worst=gate.score, gate_best=gate.best,
-            deployed_passed=float(gate.passed), gate_steps=spent + steps,
-        )  # fmt: skip
-        verdict = "deployed it" if passed else (
-            f"kept the deployed network (worst {gate.score:.2f})" if gate.weights is before
-            else "deployed it provisionally (none has passed; the highest worst of a whole test)"
-        )  # fmt: skip
-        self.write(f"gate @ {ctx.counters['env_steps']} env steps: the learner's network, "
-                   f"worst {worst:.2f} of {played} episodes, {verdict}")  # fmt: skip
-
-    def evaluate(self, clock: int) -> EvalResult:
-        ctx, cfg = self.ctx, self.cfg
-        env_steps = ctx.counters["env_steps"]
-        deployed = ctx.gate.weights if ctx.gate is not None else None
-        result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock, weights=deployed)
-        ctx.evals.append((env_steps, result.mean))
-        ctx.logger.log(
-            "eval",
-            env_steps,
-            tb_step=clock,
-            eval_return=result.mean,
-            eval_success=result.success_rate,
-            eval_length=float(np.mean(result.lengths)),
-            updates=ctx.learner.updates,
-            **({"deployed_updates": ctx.gate.version} if deployed is not None else {}),
-            **ctx.agent.eval_metrics(ctx),
-        )
-        which = "" if deployed is None else f" (the deployed network of update {ctx.gate.version})"
-        self.write(f"eval @ {env_steps} env steps, {ctx.learner.updates} updates: "
-                   f"mean return {result.mean:.2f}{which}")  # fmt: skip
-        return result
-
-    def log_row(self, phase: Phase, clock: int, since: tuple[float, int, int]) -> dict:
-        ctx = self.ctx
-        t0, steps0, updates0 = since
-        elapsed = max(time.perf_counter() - t0, 1e-9)
-        row: dict[str, float] = {k: float(np.mean(v)) for k, v in ctx.stats.items()}
-        env_steps = ctx.counters["env_steps"]
-        if phase.schedule.clock == "env_steps":
-            row["episode_return"] = (
-                float(np.mean(ctx.recent_returns)) if ctx.recent_returns else float("nan")
-            )
-            row["episodes"] = ctx.counters["episodes"]
-            row["sps"] = (env_steps - steps0) / elapsed
-            if ctx.replay is not None:
-                row["replay_size"] = len(ctx.replay)
-            ctx.recent_returns[:] = ctx.recent_returns[-10:]
-        row["updates"] = ctx.learner.updates
-        row["ups"] = (ctx.learner.updates - updates0) / elapsed
-        row.update(ctx.agent.metrics(ctx))
-        if ctx._pool is not None:
-            row.update(ctx._pool.metrics())
-        ctx.logger.log(phase.log_kind, env_steps, tb_step=clock, **row)
-        ctx.stats.clear()
-        return row
-
-    def run_phase(self, phase: Phase) -> bool:
-        """Iterate ``phase`` until done; True when the run must stop (solved, or the agent
-        said so)."""
-        from tqdm import tqdm
-
-        ctx, cfg, sched = self.ctx, self.cfg, phase.schedule
-
-        def clock() -> int:
-            return ctx.counters["env_steps"] if sched.clock == "env_steps" else ctx.learner.updates
-
-        def next_multiple(every: int) -> float:
-            return (clock() // every + 1) * every if every > 0 else math.inf
-
-        next_log = next_multiple(phase.log_every)
-        next_eval = next_multiple(phase.eval_every)
-        next_ckpt = next_multiple(phase.checkpoint_every)
-        every_s = 60.0 * getattr(cfg, "checkpoint_minutes", 0.0)  # 0: by env steps only
-        ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
-        since = (time.perf_counter(), ctx.counters["env_steps"], ctx.learner.updates)
-        unit = "step" if sched.clock == "env_steps" else "upd"
-        bar = tqdm(total=sched.total, initial=min(clock(), sched.total), unit=unit, leave=False,
-                   desc=f"{ctx.agent.name} {phase.name} {cfg.env}", disable=not cfg.progress,
-                   dynamic_ncols=True)  # fmt: skip
-        ctx.agent.on_phase_start(ctx, phase)
-        try:
-            while not sched.done(ctx):
-                check_stop()
-                before = clock()
-                sched.iterate(ctx)
-                now = clock()
-                bar.update(min(now, sched.total) - min(before, sched.total))
-                if now >= next_log:
-                    row = self.log_row(phase, now, since)
-                    since = (time.perf_counter(), ctx.counters["env_steps"], ctx.learner.updates)
-                    next_log = next_multiple(phase.log_every)
-                    bar.set_postfix_str(
-                        f"ret {row.get('episode_return', math.nan):.1f} "
-                        f"loss {row.get('loss', math.nan):.3f}"
-                    )
-                if ctx.agent.after_iteration(ctx):
-                    return True
-                if now >= next_eval and not sched.done(ctx):  # the end has its own evaluation
-                    self.gate_test(now)
-                    self.evaluate(now)
-                    next_eval = next_multiple(phase.eval_every)
-                    if self.reached_stop():
-                        self.solved_at = ctx.counters["env_steps"]
-                        return True
-                if now >= next_ckpt or time.monotonic() >= ckpt_at:
-                    self.save(periodic_path(ctx.run_dir, ctx.counters["env_steps"]))
-                    prune_checkpoints(ctx.run_dir, cfg.keep_checkpoints)
-                    next_ckpt = next_multiple(phase.checkpoint_every)
-                    ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
-            if ctx.stats:  # the last partial window
-                self.log_row(phase, clock(), since)
-        finally:
-            bar.close()
-        return False
-
-    def save_progress(self, env_steps: int) -> None:
-        """A failed run's state as a step checkpoint, not final.pt (it did not finish): what it
-        learned since its last checkpoint is kept, and ``--resume`` continues from it. A
-        failure to save (the disk full) leaves the run's own error to be told."""
-        path = periodic_path(self.ctx.run_dir, env_steps)
-        if path.exists():
-            return
-        try:
-            self.save(path)
-        except Exception:
-            path.unlink(missing_ok=True)
+class _Shell(Loop):
+    """The run shell: the phases in order, the final evaluation and checkpoint, and a failed
+    or stopped run's cleanup (each phase is iterated by :class:`agents.core.loop.Loop`)."""
 
     def run(self, note: str | None, resumed: bool) -> TrainResult:
         ctx, cfg, agent = self.ctx, self.cfg, self.ctx.agent
         if note is not None:
             items = len(ctx.replay) if ctx.replay is not None else 0
-            ctx.logger.log("resume", ctx.counters["env_steps"], note=note, replay_items=items)
-            self.write(f"resumed at {ctx.counters['env_steps']} env steps; {note}")
+            ctx.logger.log("resume", ctx.counters.env_steps, note=note, replay_items=items)
+            self.write(f"resumed at {ctx.counters.env_steps} env steps; {note}")
         self.start_stop_rule()
         phases = agent.phases()
-        first = int(ctx.counters.get("phase", 0)) if resumed else 0
+        first = ctx.counters.phase if resumed else 0
         stop: KeyboardInterrupt | None = None
         failed: BaseException | None = None
         completed = False
@@ -687,7 +102,7 @@ class _Shell:
             for i, phase in enumerate(phases):
                 if i < first or (resumed and i < len(phases) - 1 and phase.schedule.done(ctx)):
                     continue  # done before this resume (its end was handled then)
-                ctx.counters["phase"] = i
+                ctx.counters.phase = i
                 stopped = self.run_phase(phase)
                 agent.on_phase_end(ctx, phase)
                 if stopped:
@@ -695,10 +110,10 @@ class _Shell:
                 if phase.end_checkpoint:
                     self.save(ctx.run_dir / "checkpoints" / phase.end_checkpoint)
                 if phase.eval_at_end and cfg.eval_every:
-                    self.evaluate(ctx.counters["env_steps"])
+                    self.evaluate(ctx.counters.env_steps)
             check_stop()  # a stop asked for as the phase ended is not the run's end
             agent.finish(ctx)
-            env_steps = ctx.counters["env_steps"]
+            env_steps = ctx.counters.env_steps
             if self.solved_at is None and (
                 agent.final_eval_always
                 or (cfg.eval_every and (not ctx.evals or ctx.evals[-1][0] != env_steps))
@@ -707,13 +122,13 @@ class _Shell:
             completed = True
         except KeyboardInterrupt as exc:  # Ctrl-C, SIGTERM, SIGHUP: final.pt, interrupted
             stop = exc
-            raise RunInterrupted(ctx.run_dir, ctx.counters["env_steps"], stop_signum(exc)) from None
+            raise RunInterrupted(ctx.run_dir, ctx.counters.env_steps, stop_signum(exc)) from None
         except BaseException as exc:  # failed, or exited (a library's SystemExit): no final.pt,
             failed = exc  # which would look finished
             raise
         finally:
             with finishing():  # a stop signal now does not cut the saving short
-                env_steps = ctx.counters["env_steps"]
+                env_steps = ctx.counters.env_steps
                 if completed or stop is not None:
                     self.save(ctx.run_dir / "checkpoints" / "final.pt", not completed)
                 elif env_steps > 0:
@@ -730,7 +145,7 @@ class _Shell:
                 if failed is not None and latest_checkpoint(ctx.run_dir) is None:
                     discard_run(ctx.run_dir, self.created)
         return TrainResult(
-            ctx.run_dir, ctx.counters["env_steps"], ctx.learner.updates, ctx.evals, self.solved_at,
+            ctx.run_dir, ctx.counters.env_steps, ctx.learner.updates, ctx.evals, self.solved_at,
             self.stop_rule,
         )  # fmt: skip
 

@@ -1,5 +1,6 @@
-"""Which run a run folder holds before training writes to it: a fresh folder, a run to
-resume (its checkpoint), or one that is refused. A run's logs (metrics.jsonl, TensorBoard's
+"""A run folder: its default name, the logs an earlier run left in it and what a failed run
+leaves of it (which run it holds, fresh or resumed, is :func:`agents.core.resume.open_run`'s
+to say). A run's logs (metrics.jsonl, TensorBoard's
 tb/) are appended to only by the run that wrote them, resumed: a folder whose run stopped
 before its first checkpoint (killed, the power cut) is refused rather than mixed with a second
 run's rows (env steps 1000, 2000, then 1000 again)."""
@@ -11,10 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Any
 
-import torch
-
 from agents.core.agent import Agent
-from agents.core.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
 from agents.core.logger import METRICS_FILE, RUN_FILES
 from demostudio.episode import env_folder_name
 
@@ -35,7 +33,7 @@ def earlier_logs(run_dir: Path) -> str | None:
     return " and ".join(found) or None
 
 
-def _fresh_hint(agent: Agent) -> str:
+def fresh_hint(agent: Agent) -> str:
     hint = "another --run-dir"
     if hasattr(agent.cfg, "resume"):
         hint = ("leave out --no-resume" if agent.resume_by_default else "--resume") + " or " + hint
@@ -46,7 +44,8 @@ def discard_run(run_dir: Path, created: bool) -> None:
     """After a run failed before its first checkpoint: nothing in its folder is of use (the
     error is on the terminal), and its config.json and logs would make the folder look like a
     run (a rerun would refuse it). The folder goes when the run made it, else the run's own
-    files (there were no logs before it: :func:`open_run` refuses such a folder)."""
+    files (there were no logs before it: :func:`agents.core.resume.open_run` refuses such a
+    folder)."""
     if created:
         shutil.rmtree(run_dir, ignore_errors=True)
         return
@@ -55,41 +54,4 @@ def discard_run(run_dir: Path, created: bool) -> None:
     shutil.rmtree(run_dir / "tb", ignore_errors=True)
 
 
-def open_run(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
-    """The checkpoint payload to resume from (None for a fresh run); CheckpointError names
-    the folder when it holds checkpoints and no resume was asked for, none when one was, or
-    the logs of a run that saved no checkpoint."""
-    cfg = agent.cfg
-    previous = latest_checkpoint(run_dir)
-    resume = getattr(cfg, "resume", False)
-    if previous is None and (not resume or agent.resume_by_default):
-        logs = earlier_logs(run_dir)
-        if logs is not None:
-            raise CheckpointError(
-                run_dir,
-                f"expected a fresh run folder, got the {logs} of a run that saved no checkpoint "
-                "(nothing to resume; a second run would be mixed into its logs): delete the "
-                "folder or pass another --run-dir",
-            )
-    if not resume:
-        if previous is not None:
-            hint = _fresh_hint(agent)
-            raise CheckpointError(
-                run_dir, f"expected a fresh run folder, got one with checkpoints (pass {hint})"
-            )
-        return None
-    if previous is None:
-        if agent.resume_by_default:
-            return None  # automatic resume: nothing to resume yet, a fresh run
-        raise CheckpointError(run_dir, "--resume: expected a run folder with checkpoints, got none")
-    payload = load_checkpoint(previous, map_location=device)
-    if payload["algo"] != agent.name or payload["config"].get("env") != cfg.env:
-        raise CheckpointError(
-            previous,
-            f"--resume: expected a {agent.name} run on {cfg.env}, got a {payload['algo']} run "
-            f"on {payload['config'].get('env')}",
-        )
-    return payload
-
-
-__all__ = ["default_run_dir", "discard_run", "earlier_logs", "open_run"]
+__all__ = ["default_run_dir", "discard_run", "earlier_logs", "fresh_hint"]

@@ -27,7 +27,7 @@ from agents.core.batch import uniform_sample
 from agents.core.sequences import concat_batches, take
 
 if TYPE_CHECKING:
-    from agents.core.run import RunContext
+    from agents.core.context import RunContext
 
 Clock = Literal["env_steps", "updates"]
 
@@ -44,9 +44,9 @@ class Schedule(Protocol):
 
 def _take_step(ctx: RunContext):
     step = ctx.pool().step()
-    ctx.counters["env_steps"] += step.env_steps
+    ctx.counters.env_steps += step.env_steps
     for ep in step.finished:
-        ctx.counters["episodes"] += 1
+        ctx.counters.episodes += 1
         ctx.recent_returns.append(ep.total_return)
         ctx.agent.on_episode(ctx, ep)
     return step
@@ -63,14 +63,14 @@ class ReplayRatio:
         self._learn_from: tuple[int, int] | None = None  # (env steps, updates) at the start
 
     def done(self, ctx: RunContext) -> bool:
-        return ctx.counters["env_steps"] >= self.total
+        return ctx.counters.env_steps >= self.total
 
     def iterate(self, ctx: RunContext) -> None:
         step = _take_step(ctx)
         if step.sequences is not None:
             ctx.replay.add(step.sequences)
         # the actors' steps: a deployment gate's test episodes bring no data, so no updates
-        env_steps = ctx.counters["env_steps"] - ctx.counters.get("gate_steps", 0)
+        env_steps = ctx.counters.env_steps - ctx.counters.gate_steps
         if self._learn_from is None and ctx.mix.ready(self.min_replay):
             self._learn_from = (env_steps, ctx.learner.updates)
         if self._learn_from is None:
@@ -93,7 +93,7 @@ class OnPolicy:
         self.total = total
 
     def done(self, ctx: RunContext) -> bool:
-        return ctx.counters["env_steps"] >= self.total
+        return ctx.counters.env_steps >= self.total
 
     def iterate(self, ctx: RunContext) -> None:
         pool = ctx.pool()

@@ -23,8 +23,8 @@ from agents.core.targets import TargetRule
 
 if TYPE_CHECKING:
     from agents.core.actor import FinishedEpisode
+    from agents.core.context import RunContext
     from agents.core.mixing import DataSource
-    from agents.core.run import RunContext
 
 
 class AgentWrapper(Agent):

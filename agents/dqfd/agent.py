@@ -7,10 +7,11 @@ from __future__ import annotations
 
 from agents.core.agent import Phase
 from agents.core.batch import Loss
+from agents.core.context import RunContext
 from agents.core.demos import build_demo_replay
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.run import RunContext, TrainResult, train
+from agents.core.run import TrainResult, train
 from agents.core.schedules import Offline
 from agents.dqfd.config import DQfDConfig
 from agents.dqfd.learning import DQfDLoss

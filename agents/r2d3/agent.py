@@ -11,10 +11,11 @@ from typing import Any
 from agents.core.actor import FinishedEpisode
 from agents.core.agent import EnvInfo
 from agents.core.batch import Loss
+from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.run import RunContext, TrainResult, train
+from agents.core.run import TrainResult, train
 from agents.r2d2.agent import R2D2
 from agents.r2d2.learning import r2d2_loss
 from agents.r2d3.config import R2D3Config, default_margin_weight
@@ -81,7 +82,7 @@ class R2D3(R2D2):
             self.memory.episodes = int(state["episode_memory_episodes"] or 0)
 
     def metrics(self, ctx: RunContext) -> dict[str, float]:
-        out = self.demo_mix.metrics(ctx.counters["env_steps"])
+        out = self.demo_mix.metrics(ctx.counters.env_steps)
         if self.memory is not None and self.memory.best is not None:
             out["episode_memory_best"] = self.memory.best
         return out

@@ -22,11 +22,12 @@ import numpy as np
 
 from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
+from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample, epsilon_ladder
-from agents.core.run import RunContext, TrainResult, train
+from agents.core.run import TrainResult, train
 from agents.core.targets import Polyak, TargetRule
 from agents.reactor.acting import BEHAVIOUR, MU, demo_extras
 from agents.reactor.config import ReactorConfig
@@ -113,14 +114,14 @@ class Reactor(Agent):
     def _set_learning_rate(self, ctx: RunContext) -> None:
         """The optimiser's rate from the schedule at the current env step (a resumed run
         picks it up from its step count)."""
-        lr = self.learning_rate(ctx.counters["env_steps"])
+        lr = self.learning_rate(ctx.counters.env_steps)
         for group in ctx.learner.optimizer.param_groups:
             group["lr"] = lr
 
     def metrics(self, ctx: RunContext) -> dict[str, float]:
-        out = {"learning_rate": self.learning_rate(ctx.counters["env_steps"])}
+        out = {"learning_rate": self.learning_rate(ctx.counters.env_steps)}
         if self.demo_mix is not None:
-            out.update(self.demo_mix.metrics(ctx.counters["env_steps"]))
+            out.update(self.demo_mix.metrics(ctx.counters.env_steps))
         return out
 
 

@@ -39,6 +39,7 @@ import torch
 
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.batch import LearnerView, Loss, LossOutput, TorchBatch, to_torch, uniform_sample
+from agents.core.context import RunContext
 from agents.core.demos import context_demos, demo_sequences
 from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
@@ -46,7 +47,6 @@ from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample
 from agents.core.preprocess import ObsSpec, Preprocessor
 from agents.core.replay import PrioritizedSequenceReplay
-from agents.core.run import RunContext
 from agents.core.schedules import Offline, OnPolicy
 from agents.core.sequences import EndBehavior, SequenceBatch, with_extras
 from agents.rnd_ppo.acting import LOGITS
@@ -227,7 +227,7 @@ class OnPolicyActorCritic(Agent):
 
     def on_rollout(self, ctx: RunContext, batch: SequenceBatch) -> SequenceBatch:
         cfg = self.cfg
-        self.env_steps = ctx.counters["env_steps"]
+        self.env_steps = ctx.counters.env_steps
         tb = to_torch(uniform_sample(batch), ctx.device)
         with torch.no_grad():
             out = ctx.network(tb.obs, tb.prev_action, tb.prev_reward, tb.state)
@@ -262,7 +262,7 @@ class OnPolicyActorCritic(Agent):
         if self.phase == PRETRAIN or target is None or not returns:
             return False
         if float(np.mean(returns)) >= target:
-            ctx.logger.log("target_reached", ctx.counters["env_steps"],
+            ctx.logger.log("target_reached", ctx.counters.env_steps,
                            rollout_return=float(np.mean(returns)), target=target)  # fmt: skip
             return True
         return False

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from agents.core.batch import Loss
+from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
 from agents.core.mixing import DataSource
-from agents.core.run import RunContext, TrainResult, train
+from agents.core.run import TrainResult, train
 from agents.r2d2.agent import R2D2
 from agents.sqil.config import SQILConfig
 from agents.sqil.learning import sqil_loss
@@ -26,7 +27,7 @@ class SQIL(R2D2):
         return [self.demo_mix.source(ctx)]
 
     def metrics(self, ctx: RunContext) -> dict[str, float]:
-        return self.demo_mix.metrics(ctx.counters["env_steps"])
+        return self.demo_mix.metrics(ctx.counters.env_steps)
 
 
 def train_sqil(cfg: SQILConfig) -> TrainResult:

@@ -164,33 +164,18 @@ def unknown_flag_message(algo: str, extra: list[str], command: str = "train") ->
 def resume_config(
     algo: str, cls: type, cfg, ns: argparse.Namespace, argv: list[str], fresh_ok: bool = False
 ):
-    """``--resume`` continues the run as it was configured: the config saved in its last
-    checkpoint, with only the flags given on this command line changed. A folder without
-    checkpoints is an error here, before the flags are checked as a fresh run's (a resume
-    needs no --demos), unless ``fresh_ok`` (an algorithm that resumes by default starts
-    afresh)."""
-    from agents.core.checkpoint import CheckpointError, latest_checkpoint, load_checkpoint
+    """The config ``--resume`` continues with (:func:`agents.core.resume.resumed_config`):
+    the saved one with only the flags given on this command line (``argv``) changed."""
+    from agents.core.resume import resumed_config
     from agents.core.run import default_run_dir, resolve_env
 
     if cfg.run_dir is None:
         resolve_env(cfg)  # the default folder is named after the env
     run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(algo, cfg)
-    found = latest_checkpoint(run_dir)
-    if found is None:
-        if fresh_ok:
-            return cfg  # nothing to resume yet: a fresh run
-        raise CheckpointError(run_dir, "--resume: expected a run folder with checkpoints, got none")
-    saved = load_checkpoint(found)["config"]
     given = {k: v for k, v in vars(ns).items() if k in explicit_fields(cls, argv)}
-    cfg = dataclass_from_values(cls, {**saved, **given, "run_dir": run_dir, "resume": True})
-    try:
-        cfg.validate()
-    except ValueError as exc:  # a value from the saved config, not this command line
-        flag = str(exc).split(":", 1)[0].split()[0]
-        if flag[2:].replace("-", "_") not in given:
-            raise CheckpointError(found, f"its saved config: {exc}") from None
-        raise
-    return cfg
+    return resumed_config(
+        run_dir, cfg, given, lambda values: dataclass_from_values(cls, values), fresh_ok
+    )
 
 
 @dataclass

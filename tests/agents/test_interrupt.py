@@ -4,7 +4,7 @@ longer reported as interrupted."""
 
 from __future__ import annotations
 
-import agents.core.run as run_module
+import agents.core.loop as loop_module
 from agents.core.checkpoint import load_checkpoint
 from agents.core.logger import read_metrics
 from demostudio.cli import main
@@ -17,7 +17,7 @@ def test_ctrl_c_saves_a_marked_checkpoint_and_resume_clears_it(tmp_path, monkeyp
     def ctrl_c(*args, **kwargs):  # Ctrl-C right after the first periodic checkpoint
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(run_module, "prune_checkpoints", ctrl_c)
+    monkeypatch.setattr(loop_module, "prune_checkpoints", ctrl_c)
     argv = ["train", "r2d2", *FLAGS, "--run-dir", str(run), "--checkpoint-every", "100",
             "--eval-every", "50", "--total-env-steps", "100000"]  # fmt: skip
     assert main(argv) == 130

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import agents.core.footprint as footprint
+import agents.core.loop as loop_module
 import agents.core.run as run_module
 from agents.core.checkpoint import latest_checkpoint, load_checkpoint
 from agents.core.footprint import GIB, Part, check_fits
@@ -293,7 +294,7 @@ def test_a_run_that_fails_saves_no_final_checkpoint(tmp_path, capsys, monkeypatc
         if len(calls) == 2:
             raise ValueError("something broke")
 
-    monkeypatch.setattr(run_module, "prune_checkpoints", fail_later)
+    monkeypatch.setattr(loop_module, "prune_checkpoints", fail_later)
     argv = ["train", "r2d2", *FLAGS, "--run-dir", str(run), "--checkpoint-every", "100",
             "--eval-every", "50", "--total-env-steps", "100000"]  # fmt: skip
     assert _error(argv, capsys) == "something broke"

@@ -64,11 +64,11 @@ class KillOnce(R2D2):
 
     def after_iteration(self, ctx) -> bool:
         pool = ctx.pool()
-        if ctx.counters["env_steps"] >= self.kill_at and pool.restarts == 0 and not self.killed:
+        if ctx.counters.env_steps >= self.kill_at and pool.restarts == 0 and not self.killed:
             self.killed = pool.pids[0]
             os.kill(pool.pids[0], signal.SIGKILL)
         self.seen.append(
-            (ctx.counters["env_steps"], ctx.learner.updates, pool.restarts, list(pool.pids))
+            (ctx.counters.env_steps, ctx.learner.updates, pool.restarts, list(pool.pids))
         )
         return False
 

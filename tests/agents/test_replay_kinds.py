@@ -9,13 +9,13 @@ from typing import ClassVar
 import numpy as np
 import pytest
 
+from agents.core.context import RunContext
 from agents.core.replay import (
     REPLAY_KINDS,
     PrioritizedSequenceReplay,
     greedy_indices,
     rank_probabilities,
 )
-from agents.core.run import RunContext
 from agents.r2d3 import R2D3, R2D3Config
 from tests.agents.test_replay import make_batch
 

@@ -254,7 +254,7 @@ def test_train_cli_does_not_import_torch_or_agents():
 
 
 def test_env_seeds_of_nearby_run_seeds_do_not_overlap():
-    from agents.core.run import env_seed
+    from agents.core.context import env_seed
 
     envs = 8  # env i of an actor is first reset with env_seed(...) + i
     streams = [{env_seed(s, 0, 0) + i for i in range(envs)} for s in range(3)]

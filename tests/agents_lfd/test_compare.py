@@ -228,7 +228,7 @@ def test_sigterm_ends_a_comparison_as_ctrl_c_does_and_a_rerun_continues(
     import os
     import signal
 
-    import agents.core.run as run_module
+    import agents.core.loop as loop_module
     from agents.core.checkpoint import load_checkpoint
 
     out = tmp_path / "cmp"
@@ -239,14 +239,14 @@ def test_sigterm_ends_a_comparison_as_ctrl_c_does_and_a_rerun_continues(
             "r2d2", "--seeds", "2", "--first-seed", "4", "--budget", "300", "--eval-every", "0",
             "--eval-episodes", "1", "--final-eval-episodes", "1", "--threshold", "30", "--out",
             str(out), "--overrides", json.dumps({"*": tiny})]  # fmt: skip
-    prune = run_module.prune_checkpoints
+    prune = loop_module.prune_checkpoints
 
     def kill_in_second_run(run_dir, keep):
         if run_dir.name.endswith("-s5"):
             os.kill(os.getpid(), signal.SIGTERM)
         return prune(run_dir, keep)
 
-    monkeypatch.setattr(run_module, "prune_checkpoints", kill_in_second_run)
+    monkeypatch.setattr(loop_module, "prune_checkpoints", kill_in_second_run)
     assert main(args) == 143
     captured = capsys.readouterr()
     assert captured.err.strip().splitlines() == ["demostudio: interrupted"]

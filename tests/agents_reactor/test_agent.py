@@ -15,6 +15,7 @@ from agents.core.actor import VectorActor
 from agents.core.agent import EnvInfo
 from agents.core.batch import to_torch, uniform_sample
 from agents.core.checkpoint import load_checkpoint
+from agents.core.context import Counters
 from agents.core.logger import read_metrics
 from agents.core.losses import unroll
 from agents.core.networks import NetworkOutput, RecurrentNetwork
@@ -201,9 +202,9 @@ def test_the_learning_rate_anneals_linearly_then_holds():
     ]:
         agent = Reactor(cfg)
         opt = torch.optim.Adam([param], lr=agent.cfg.learning_rate)
-        ctx = SimpleNamespace(counters={}, learner=SimpleNamespace(optimizer=opt))
+        ctx = SimpleNamespace(counters=Counters(), learner=SimpleNamespace(optimizer=opt))
         for steps, lr in zip([0, 20_000, 40_000, 80_000], expected, strict=True):
-            ctx.counters["env_steps"] = steps
+            ctx.counters.env_steps = steps
             assert agent.after_iteration(ctx) is False
             assert opt.param_groups[0]["lr"] == pytest.approx(lr)
             assert agent.metrics(ctx)["learning_rate"] == pytest.approx(lr)
