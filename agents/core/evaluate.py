@@ -88,10 +88,12 @@ def run_episodes(
     episodes: int,
     seed: int | None = None,
     stop: Callable[[list[float]], bool] | None = None,
+    on_episode: Callable[[], None] | None = None,
 ) -> EvalResult:
     """Play ``episodes`` episodes of ``env`` with ``controller`` (feeding it the rewards);
-    ``stop``: asked with the returns so far after each episode, True ends the play. Each
-    reset is seeded ``seed + i`` (None: fresh seeds)."""
+    ``stop``: asked with the returns so far after each episode, True ends the play;
+    ``on_episode``: called as each episode ends (a progress bar). Each reset is seeded
+    ``seed + i`` (None: fresh seeds)."""
     rule = goal_rule(env.spec.id if env.spec is not None else None)
     returns, lengths, successes = [], [], []
     for i in range(episodes):
@@ -109,6 +111,8 @@ def run_episodes(
         lengths.append(steps)
         if rule is not None:
             successes.append(reached_goal(rule, terminated, float(reward)))
+        if on_episode is not None:
+            on_episode()
         if stop is not None and stop(returns):
             break
     return EvalResult(returns, lengths, successes if rule is not None else None)
@@ -121,10 +125,18 @@ def evaluate(
     weights: dict[str, torch.Tensor] | None = None,
     stop: Callable[[list[float]], bool] | None = None,
     horizon: float = 1.0,
+    label: str | None = None,
 ) -> EvalResult:
     """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
     ``weights`` (the deployed ones) or the learner's own (``stop``: as
-    :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's)."""
+    :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's). With a
+    ``label`` and the run's progress on, a bar counts the episodes with an ETA: an
+    evaluation of long episodes (twenty 640-step DoorKey ones) takes a while."""
+    bar = None
+    if label is not None and ctx.cfg.progress:
+        from tqdm import tqdm
+
+        bar = tqdm(total=episodes, desc=label, unit="episode", leave=False, dynamic_ncols=True)
     env = ctx.agent.make_env()
     lengthen(env, horizon)  # 1: the env's own limit, unchanged
     try:
@@ -138,9 +150,12 @@ def evaluate(
         if weights is not None:
             policy.load_weights(weights, -1)
         ctrl = AgentController(policy, ctx.preprocess, name=f"policy:{ctx.agent.name}")
-        return run_episodes(env, ctrl, episodes, seed=seed, stop=stop)
+        tick = None if bar is None else (lambda: bar.update(1))
+        return run_episodes(env, ctrl, episodes, seed=seed, stop=stop, on_episode=tick)
     finally:
         env.close()
+        if bar is not None:
+            bar.close()
 
 
 __all__ = [

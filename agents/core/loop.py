@@ -108,7 +108,8 @@ class Loop:
         if gate is None or not gate.due(ctx.counters.env_steps, spent):
             return
         seed = gate.test_seed(self.cfg.seed, clock)
-        result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon)
+        result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon,
+                          label=f"gate test @ {ctx.counters.env_steps} env steps")  # fmt: skip
         steps = int(sum(result.lengths))
         ctx.counters.env_steps += steps
         ctx.counters.gate_steps = spent + steps
@@ -132,7 +133,8 @@ class Loop:
         ctx, cfg = self.ctx, self.cfg
         env_steps = ctx.counters.env_steps
         deployed = ctx.gate.weights if ctx.gate is not None else None
-        result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock, weights=deployed)
+        result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock, weights=deployed,
+                          label=f"evaluating @ {env_steps} env steps")  # fmt: skip
         ctx.evals.append((env_steps, result.mean))
         ctx.logger.log(
             "eval",
