@@ -436,9 +436,11 @@ def run_comparison(
     """Run every (algorithm, seed) not already in OUT/results.jsonl (``jobs`` at a time),
     then write the markdown table and the learning-curve PNG; returns (summaries, table,
     png)."""
-    for name in ("seeds", "budget", "eval_episodes", "final_eval_episodes", "jobs"):
-        if getattr(cfg, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')}: expected >= 1, got {getattr(cfg, name)}")
+    counts = {"seeds": cfg.seeds, "budget": cfg.budget, "eval_episodes": cfg.eval_episodes,
+              "final_eval_episodes": cfg.final_eval_episodes, "jobs": cfg.jobs}  # fmt: skip
+    for name, value in counts.items():
+        if value < 1:
+            raise ValueError(f"--{name.replace('_', '-')}: expected >= 1, got {value}")
     if not cfg.algos:
         raise ValueError("--algos: expected at least one algorithm, got none")
     demos = demo_info(cfg.demos)

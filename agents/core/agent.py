@@ -56,6 +56,7 @@ import numpy as np
 import torch
 
 from agents.core.batch import Loss
+from agents.core.config import NetworkConfig
 from agents.core.context import EnvInfo, RunContext
 from agents.core.layout import with_layout
 from agents.core.mirror import env_reflection
@@ -158,7 +159,7 @@ class Agent(ABC):
         """The ``main`` network's spec on ``obs_spec``: the config's torso, :meth:`heads`."""
         cfg = self.cfg
         mirror = env_reflection(env.env_id) if cfg.mirror == "env" else None
-        grid = getattr(cfg, "grid_encoder", "conv")  # RND-PPO's torso has no choice of it
+        grid = cfg.grid_encoder if isinstance(cfg, NetworkConfig) else "conv"  # RND-PPO: no choice
         return NetworkSpec(obs_spec, env.num_actions, cfg.hidden, cfg.lstm, cfg.recurrent,
                            self.heads(), grid, mirror)  # fmt: skip
 

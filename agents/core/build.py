@@ -14,7 +14,7 @@ import torch
 
 from agents.core import footprint
 from agents.core.agent import Agent
-from agents.core.config import ReplayConfig, config_to_dict
+from agents.core.config import DemoConfig, InteractConfig, ReplayConfig, config_to_dict
 from agents.core.context import EnvInfo, RunContext
 from agents.core.gate import DeployGate
 from agents.core.learner import Learner
@@ -38,9 +38,9 @@ def resolve_env(cfg: Any) -> str:
     """``cfg.env``, or the one env every demo was recorded on when ``--env`` is not given
     (set into ``cfg``); ValueError otherwise. The id is checked to be registered."""
     if not cfg.env:
-        demos = tuple(getattr(cfg, "demos", ()) or ())
+        demos = tuple(cfg.demos or ()) if isinstance(cfg, DemoConfig) else ()
         ids = set()
-        if demos and not getattr(cfg, "demo_env_override", None):
+        if demos and not cfg.demo_env_override:
             files = find_episodes(list(demos))
             if not files:
                 raise ValueError(
@@ -78,7 +78,7 @@ def build_run(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
     if payload is not None:
         load_learner(agent, learner, run_dir, payload)
         ctx.counters.load(payload["counters"])
-    if getattr(cfg, "gate_episodes", 0):
+    if isinstance(cfg, InteractConfig) and cfg.gate_episodes:
         ctx.gate = DeployGate(cfg.gate_episodes, cfg.gate_margin, cfg.gate_share, cfg.gate_horizon)
         if payload is not None:
             ctx.gate.load_state_dict(payload, ctx.acting_weights())

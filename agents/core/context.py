@@ -16,6 +16,7 @@ import numpy as np
 import torch
 
 from agents.core.actor import ActorPool, ActorSpec, make_vector_actor
+from agents.core.config import ActorProcsConfig
 from agents.core.gate import DeployGate
 from agents.core.learner import Learner
 from agents.core.logger import RunLogger
@@ -131,12 +132,16 @@ class RunContext:
         """The actor pool, started on first use (so offline phases touch no env): a
         VectorActor here, or Ray actor processes with ``--actor-procs``."""
         if self._pool is None:
-            procs = getattr(self.cfg, "actor_procs", 0)
+            procs = self.cfg.actor_procs if isinstance(self.cfg, ActorProcsConfig) else 0
             if procs:
                 from agents.core.ray_pool import RayActorPool
 
                 self._pool = RayActorPool(
-                    self.actor_specs(procs), self.cfg, while_starting=self.learner.warm_up
+                    self.actor_specs(procs),
+                    self.cfg,
+                    self.cfg.torch_threads,
+                    self.cfg.progress,
+                    while_starting=self.learner.warm_up,
                 )
             else:
                 self._pool = make_vector_actor(self.actor_specs(0)[0], self.device)

@@ -18,6 +18,13 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from agents.core.config import (
+    DemoConfig,
+    DemoReplayConfig,
+    NetworkWidths,
+    OptimConfig,
+    ReplayConfig,
+)
 from agents.core.preprocess import ObsSpec
 
 GIB = 2**30
@@ -89,7 +96,7 @@ def demo_sequences(cfg: Any) -> int | None:
     """About how many sequences ``cfg.demos`` cut into (from the files' lengths, one per
     --period steps and one more per episode end); None when there are none or they cannot be
     read (loading them says why)."""
-    demos = tuple(getattr(cfg, "demos", ()) or ())
+    demos = tuple(cfg.demos or ()) if isinstance(cfg, DemoConfig) else ()
     if not demos:
         return None
     from demostudio.episode import find_episodes, read_summary
@@ -110,7 +117,7 @@ def estimate(cfg: Any, spec: ObsSpec, num_actions: int, params: int,
     reading the demo files (an upper bound)."""
     parts: list[Part] = []
     step = step_bytes(spec, num_actions)
-    lstm = int(getattr(cfg, "lstm", 0))
+    lstm = int(cfg.lstm) if isinstance(cfg, NetworkWidths) else 0
     length = int(cfg.sequence_length)
     per_seq = length * step + 2 * 4 * lstm + _PER_SEQUENCE_PRIORITY_BYTES
 
@@ -118,10 +125,11 @@ def estimate(cfg: Any, spec: ObsSpec, num_actions: int, params: int,
         detail = f"{capacity:,} sequences of {length} steps, {per_seq:,} bytes each"
         parts.append(Part(name, flags, detail, capacity * per_seq))
 
-    if uses_replay and hasattr(cfg, "replay_capacity"):
+    if uses_replay and isinstance(cfg, ReplayConfig):
         replay("the agent replay", f"--replay-capacity {cfg.replay_capacity}",
                int(cfg.replay_capacity))  # fmt: skip
-    if getattr(cfg, "demo_capacity", None) and getattr(cfg, "demos", ()):
+    demo_replay = isinstance(cfg, DemoReplayConfig) and isinstance(cfg, DemoConfig)
+    if demo_replay and cfg.demo_capacity and cfg.demos:
         capacity = int(cfg.demo_capacity)
         held = demo_sequences(cfg) if count_demos else None
         if held is None or held >= capacity:
@@ -145,7 +153,7 @@ def estimate(cfg: Any, spec: ObsSpec, num_actions: int, params: int,
 
     # activations kept for the backward pass, per step of a batch (a rough count of the
     # layers' outputs: encoder and heads ~6 x hidden, LSTM gates ~10 x lstm, the outputs)
-    hidden = int(getattr(cfg, "hidden", 0))
+    hidden = int(cfg.hidden) if isinstance(cfg, NetworkWidths) else 0
     atoms = int(getattr(cfg, "num_atoms", 1)) if getattr(cfg, "distributional", False) else 1
     rnd = int(getattr(cfg, "rnd_embed_dim", 0)) + int(getattr(cfg, "rnd_hidden", 0))
     per_step = _obs_floats(spec) + 6 * hidden + 10 * lstm + 3 * num_actions * atoms + 2 * rnd
@@ -154,7 +162,7 @@ def estimate(cfg: Any, spec: ObsSpec, num_actions: int, params: int,
         flags = (f"--num-envs {cfg.num_envs}, --rollout-length {cfg.rollout_length}, "
                  f"{flag} {cfg.num_minibatches}")  # fmt: skip
     else:
-        batch = int(getattr(cfg, "batch_size", 0))
+        batch = int(cfg.batch_size) if isinstance(cfg, OptimConfig) else 0
         flags = f"--batch-size {batch}"
     if batch:
         parts.append(

@@ -74,7 +74,7 @@ class Loop:
         bool in the payload, which evaluate, watch and a later ``--resume`` read)."""
         ctx = self.ctx
         save_checkpoint(path, {**checkpoint_payload(ctx), "interrupted": interrupted})
-        if getattr(self.cfg, "save_replay", False) and ctx.mix is not None:
+        if isinstance(self.cfg, InteractConfig) and self.cfg.save_replay and ctx.mix is not None:
             buffers = {b.name: b.state_arrays() for b in ctx.mix.buffers if b.persistent}
             save_replays(ctx.run_dir, ctx.counters.env_steps, buffers)
 
@@ -192,7 +192,9 @@ class Loop:
         next_log = next_multiple(phase.log_every)
         next_eval = next_multiple(phase.eval_every)
         next_ckpt = next_multiple(phase.checkpoint_every)
-        every_s = 60.0 * getattr(cfg, "checkpoint_minutes", 0.0)  # 0: by env steps only
+        every_s = (
+            60.0 * cfg.checkpoint_minutes if isinstance(cfg, InteractConfig) else 0.0
+        )  # 0: off
         ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
         since = (time.perf_counter(), ctx.counters.env_steps, ctx.learner.updates)
         unit = "step" if sched.clock == "env_steps" else "upd"

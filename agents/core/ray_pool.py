@@ -39,6 +39,7 @@ import numpy as np
 import torch
 
 from agents.core.actor import ActorSpec, ActorStep, FinishedEpisode, make_vector_actor
+from agents.core.config import ActorProcsConfig
 from agents.core.ray_access import auth_mode, check_cluster, ensure_local_token, local_only
 from agents.core.sequences import SequenceBatch, concat_batches
 from agents.core.stopping import keep_stop_handlers
@@ -139,24 +140,27 @@ class RayActorPool:
     def __init__(
         self,
         specs: list[ActorSpec],
-        cfg: Any,
+        cfg: ActorProcsConfig,
+        torch_threads: int,
+        progress: bool,
         say: Callable[[str], None] | None = None,
         while_starting: Callable[[], None] | None = None,
     ):
-        """``cfg`` gives ``ray_address``, ``ray_auth``, ``actor_chunk_steps``,
-        ``weight_sync_every``, ``torch_threads`` and ``progress``; ``while_starting`` is work
+        """``cfg`` gives ``ray_address``, ``ray_auth``, ``actor_chunk_steps`` and
+        ``weight_sync_every``; ``torch_threads`` is each actor process's torch thread count,
+        ``progress`` whether startup is shown on a progress line; ``while_starting`` is work
         of the caller's done while the actor processes start (they take a second or more to
         import torch and build their envs, on other cores)."""
-        auth = self._auth = auth_mode(bool(getattr(cfg, "ray_auth", True)))
+        auth = self._auth = auth_mode(bool(cfg.ray_auth))
         local_only(not cfg.ray_address)  # before import: Ray reads it then
         ray = self._ray = _import_ray()
         self.specs = list(specs)
         self.num_envs = sum(s.num_envs for s in self.specs)
         self.chunk_steps = int(cfg.actor_chunk_steps)
         self.sync_every = int(cfg.weight_sync_every)
-        self.torch_threads = int(getattr(cfg, "torch_threads", 1))
+        self.torch_threads = int(torch_threads)
         self.restarts = 0
-        self._say = say or _writer(bool(getattr(cfg, "progress", False)))
+        self._say = say or _writer(bool(progress))
         self._closed = False
         self._weights: Any = None  # ObjectRef of the newest weights sent
         self._version = -1  # the version of the weights sent last
@@ -167,7 +171,7 @@ class RayActorPool:
         where = cfg.ray_address or "local"
         text = f"starting Ray ({where}, {len(self.specs)} actor processes, auth {auth})"
         self._started_ray = False
-        with _startup_display(text, bool(getattr(cfg, "progress", False))):
+        with _startup_display(text, bool(progress)):
             try:
                 if not ray.is_initialized():
                     self._started_ray = True  # shut down on close, even if init is interrupted

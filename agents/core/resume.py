@@ -22,7 +22,7 @@ from agents.core.checkpoint import (
     load_replays,
     replay_path,
 )
-from agents.core.config import config_to_dict
+from agents.core.config import InteractConfig, config_to_dict
 from agents.core.context import EnvInfo, RunContext
 from agents.core.learner import Learner
 from agents.core.run_folder import earlier_logs, fresh_hint
@@ -67,7 +67,7 @@ def open_run(agent: Agent, run_dir: Path, device: torch.device) -> dict | None:
     the logs of a run that saved no checkpoint."""
     cfg = agent.cfg
     previous = latest_checkpoint(run_dir)
-    resume = getattr(cfg, "resume", False)
+    resume = isinstance(cfg, InteractConfig) and cfg.resume
     if previous is None and (not resume or agent.resume_by_default):
         logs = earlier_logs(run_dir)
         if logs is not None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from agents.core.agent import Agent
+from agents.core.config import InteractConfig
 from agents.core.logger import METRICS_FILE, RUN_FILES
 from demostudio.episode import env_folder_name
 
@@ -35,7 +36,7 @@ def earlier_logs(run_dir: Path) -> str | None:
 
 def fresh_hint(agent: Agent) -> str:
     hint = "another --run-dir"
-    if hasattr(agent.cfg, "resume"):
+    if isinstance(agent.cfg, InteractConfig):
         hint = ("leave out --no-resume" if agent.resume_by_default else "--resume") + " or " + hint
     return hint
 

@@ -1,0 +1,35 @@
+"""The config group of demonstrations read from episode files."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import ClassVar, Literal
+
+from agents.core.config.base import ConfigGroup
+
+
+@dataclass
+class DemoConfig(ConfigGroup):
+    """Demonstrations read from episode files."""
+
+    # --- demos -----------------------------------------------------------------------------
+    demos: tuple[Path, ...] = ()
+    """Demo episode files or folders (searched recursively for *.h5)."""
+    demo_env_override: str | None = None
+    """Accept demos recorded on this env id instead of --env (spaces must still match)."""
+    demo_steps: Literal["person", "all"] = "person"
+    """Which steps are demonstrations. person: only the steps a person took where a file has
+    any (a take-over file gives the person's stretches, the agent's steps before each being
+    burn-in context; a keyboard recording is all the person's anyway), and every step of a
+    file no person acted in (a script's or an agent's demos). all: every step of every file,
+    the agent's steps in take-over files too."""
+
+    demos_required: ClassVar[bool] = True
+    """A run needs --demos (False: ``demostudio coach``, whose corrections fill them;
+    RND-PPO, whose demo pre-training is optional; Reactor, where --demos adds a demo
+    replay)."""
+
+    def check(self) -> None:
+        if self.demos_required and not self.demos:
+            raise ValueError("--demos: expected at least one demo file or folder, got none")
