@@ -1,0 +1,69 @@
+"""The CLI's first-contact behaviour: inputs checked before the slow set-up, no progress
+fragments above an error line, and what a run says about the demos it loaded."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from demostudio.cli import main
+
+ROOT = Path(__file__).parent.parent
+
+
+def _cli(*argv: str, timeout: float = 60) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-c", "from demostudio.cli import main; raise SystemExit(main())", *argv],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def _lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("make", ["missing", "empty"])
+def test_train_refuses_missing_demos_before_the_run_is_built(make, tmp_path):
+    demos = tmp_path / "demos"
+    if make == "empty":
+        demos.mkdir()
+    started = time.monotonic()
+    done = _cli("train", "r2d3", "--env", "CartPole-v1", "--demos", str(demos),
+                "--run-dir", str(tmp_path / "run"))  # fmt: skip
+    elapsed = time.monotonic() - started
+    assert done.returncode == 2, done.stderr
+    lines = _lines(done.stderr)
+    assert len(lines) == 1 and lines[0].startswith("demostudio: error: --demos "), done.stderr
+    assert str(demos) in lines[0]
+    assert elapsed < 5  # python start-up included; torch is never imported
+    assert not (tmp_path / "run").exists()
+
+
+def test_verify_of_a_non_episode_is_one_line_without_a_bar(capsys):
+    assert main(["verify", str(ROOT / "README.md")]) == 2
+    err = capsys.readouterr().err
+    lines = _lines(err)
+    assert len(lines) == 1 and "README.md" in lines[0], err
+    assert "step/s" not in err and "\r" not in err
+
+
+def test_minari_export_to_an_existing_id_is_one_line_with_a_hint(record_demos, tmp_path, capsys):
+    pytest.importorskip("minari")
+    folder = record_demos(tmp_path / "rec", "CartPole-v1", 2)
+    argv = ["export", str(folder), "--format", "minari", "--dataset-id", "pc/cart-v0",
+            "--out", str(tmp_path / "minari")]  # fmt: skip
+    assert main(argv) == 0
+    capsys.readouterr()
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    lines = _lines(err)
+    assert len(lines) == 1 and "already exists" in lines[0], err
+    assert "--dataset-id" in lines[0] and "overwrites" in lines[0]
+    assert "episode/s" not in err and "\r" not in err
