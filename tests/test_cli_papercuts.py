@@ -67,3 +67,25 @@ def test_minari_export_to_an_existing_id_is_one_line_with_a_hint(record_demos, t
     assert len(lines) == 1 and "already exists" in lines[0], err
     assert "--dataset-id" in lines[0] and "overwrites" in lines[0]
     assert "episode/s" not in err and "\r" not in err
+
+
+def test_demo_report_counts_and_warns_with_how_to_leave_out(record_demos, tmp_path):
+    import gymnasium as gym
+
+    from agents.core.demo_report import demo_report
+    from agents.core.demos import load_demos
+    from demostudio.episode import find_episodes, update_metadata
+
+    folder = record_demos(tmp_path / "rec", "CartPole-v1", 3)
+    files = find_episodes(folder)
+    update_metadata(files[0], tags=["bad"])
+    env = gym.make("CartPole-v1")
+    demos = load_demos([folder], "CartPole-v1", env)
+    env.close()
+    lines = demo_report(demos, [folder])
+    steps = sum(len(e) for e in demos.episodes)
+    assert lines[0].startswith(f"demos: 3 episodes, {steps} steps from {folder}")
+    warned = [line for line in lines[1:] if "tagged bad" in line]
+    assert len(warned) == 1 and "1 demo episode(s)" in warned[0] and files[0].name in warned[0]
+    assert "--exclude-tag bad" in warned[0]
+    assert not any("recovered" in line or "ended early" in line for line in lines)
