@@ -89,3 +89,27 @@ def test_demo_report_counts_and_warns_with_how_to_leave_out(record_demos, tmp_pa
     assert len(warned) == 1 and "1 demo episode(s)" in warned[0] and files[0].name in warned[0]
     assert "--exclude-tag bad" in warned[0]
     assert not any("recovered" in line or "ended early" in line for line in lines)
+
+
+def test_the_bar_shows_no_return_before_an_episode_has_ended():
+    from agents.core.loop import bar_postfix
+
+    assert bar_postfix({"loss": 0.25}) == "loss 0.250"
+    assert bar_postfix({"episode_return": float("nan"), "loss": 0.25}) == "loss 0.250"
+    assert bar_postfix({"episode_return": 12.0, "loss": 0.5}) == "ret 12.0 loss 0.500"
+    assert bar_postfix({}) == ""
+
+
+@pytest.mark.parametrize("algo", ["ppo", "rnd-ppo"])
+def test_on_policy_budget_is_whole_rollouts_and_says_so(algo):
+    from agents.registry import get_algorithm
+
+    entry = get_algorithm(algo)
+    cfg = entry.config_cls(env="CartPole-v1", num_envs=4, rollout_length=128,
+                           segment_length=64, total_env_steps=1000)  # fmt: skip
+    train = entry.agent_cls(cfg).phases()[-1]
+    assert train.schedule.total == 1024  # two whole rollouts of 4 x 128: the bar's total
+    (line,) = [w for w in cfg.warnings() if "--total-env-steps" in w]
+    assert "1,024" in line and "512" in line
+    cfg.total_env_steps = 1024
+    assert not [w for w in cfg.warnings() if "--total-env-steps" in w]
