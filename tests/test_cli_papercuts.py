@@ -113,3 +113,18 @@ def test_on_policy_budget_is_whole_rollouts_and_says_so(algo):
     assert "1,024" in line and "512" in line
     cfg.total_env_steps = 1024
     assert not [w for w in cfg.warnings() if "--total-env-steps" in w]
+
+
+@pytest.mark.parametrize("eval_every", [0, 5_000, 9_000])
+def test_a_gate_that_never_tests_is_warned_of(eval_every):
+    from agents.registry import get_algorithm
+
+    cls = get_algorithm("r2d3").config_cls
+    cfg = cls(env="CartPole-v1", gate_episodes=5, eval_every=eval_every, total_env_steps=5_000)
+    (line,) = [w for w in cfg.warnings() if "--gate-episodes" in w]
+    assert "no effect" in line and f"--eval-every {eval_every}" in line
+    cfg.eval_every = 1_000
+    assert not [w for w in cfg.warnings() if "--gate-episodes" in w]
+    cfg.gate_episodes = 0
+    cfg.eval_every = 0
+    assert not [w for w in cfg.warnings() if "--gate-episodes" in w]

@@ -259,6 +259,14 @@ class InteractConfig(ConfigGroup):
         if not 0.0 < self.gate_share <= 1.0:
             raise ValueError(f"--gate-share: expected in (0, 1], got {self.gate_share}")
 
+    def advice(self) -> list[str]:
+        every = getattr(self, "eval_every", 0)  # the gate tests before each evaluation
+        if self.gate_episodes and not 0 < every < self.total_env_steps:
+            return [f"--gate-episodes {self.gate_episodes} has no effect: the gate tests before "
+                    f"each evaluation and --eval-every {every} gives none within "
+                    f"--total-env-steps {self.total_env_steps} (lower --eval-every)"]  # fmt: skip
+        return []
+
 
 @dataclass
 class ActorProcsConfig(ConfigGroup):
