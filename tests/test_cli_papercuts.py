@@ -128,3 +128,30 @@ def test_a_gate_that_never_tests_is_warned_of(eval_every):
     cfg.gate_episodes = 0
     cfg.eval_every = 0
     assert not [w for w in cfg.warnings() if "--gate-episodes" in w]
+
+
+def test_progress_to_a_file_is_plain_lines(tmp_path, monkeypatch, capsys):
+    """stderr not a terminal (pytest's capture, as a log file): no bar, no cursor codes, a
+    plain line at log rows (every row here: the interval is set to 0)."""
+    import agents.core.loop as loop
+
+    monkeypatch.setattr(loop, "PLAIN_EVERY_S", 0.0)
+    argv = ["train", "ppo", "--env", "CartPole-v1", "--total-env-steps", "1024",
+            "--num-envs", "4", "--rollout-length", "128", "--eval-every", "0",
+            "--eval-episodes", "1", "--run-dir", str(tmp_path / "run")]  # fmt: skip
+    assert main(argv) == 0
+    err = capsys.readouterr().err
+    assert "\r" not in err and "\x1b[" not in err, err
+    plain = [line for line in _lines(err) if line.startswith("ppo train CartPole-v1: ")]
+    assert plain and plain[-1].startswith("ppo train CartPole-v1: 1024/1024 steps"), err
+
+
+def test_ray_start_up_to_a_file_is_one_line_not_a_ticker(capsys):
+    from agents.core.ray_pool import _startup_display
+
+    with _startup_display("starting Ray", True):
+        time.sleep(0.6)  # the ticker would redraw twice in this
+    captured = capsys.readouterr()
+    assert "\r" not in captured.err + captured.out
+    assert _lines(captured.err) == ["starting Ray ..."]
+    assert _lines(captured.out)[0].startswith("starting Ray: ready in ")

@@ -5,6 +5,7 @@ their periods, also after a resume; checkpoints also every --checkpoint-minutes)
 from __future__ import annotations
 
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -198,9 +199,11 @@ class Loop:
         ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
         since = (time.perf_counter(), ctx.counters.env_steps, ctx.learner.updates)
         unit = "step" if sched.clock == "env_steps" else "upd"
+        desc = f"{ctx.agent.name} {phase.name} {cfg.env}"
+        plain = cfg.progress and not sys.stderr.isatty()  # a log file: lines, not a bar
+        said_at = time.monotonic()
         bar = tqdm(total=sched.total, initial=min(clock(), sched.total), unit=unit, leave=False,
-                   desc=f"{ctx.agent.name} {phase.name} {cfg.env}", disable=not cfg.progress,
-                   dynamic_ncols=True)  # fmt: skip
+                   desc=desc, disable=not cfg.progress or plain, dynamic_ncols=True)  # fmt: skip
         ctx.agent.on_phase_start(ctx, phase)
         try:
             while not sched.done(ctx):
@@ -214,6 +217,11 @@ class Loop:
                     since = (time.perf_counter(), ctx.counters.env_steps, ctx.learner.updates)
                     next_log = next_multiple(phase.log_every)
                     bar.set_postfix_str(bar_postfix(row))
+                    if plain and time.monotonic() - said_at >= PLAIN_EVERY_S:
+                        said_at = time.monotonic()
+                        done = f"{min(now, sched.total)}/{sched.total} {unit}s"
+                        print(f"{desc}: {done} {bar_postfix(row)}".rstrip(), file=sys.stderr,
+                              flush=True)  # fmt: skip
                 if ctx.agent.after_iteration(ctx):
                     return True
                 if now >= next_eval and not sched.done(ctx):  # the end has its own evaluation
@@ -245,6 +253,11 @@ class Loop:
             self.save(path)
         except Exception:
             path.unlink(missing_ok=True)
+
+
+PLAIN_EVERY_S = 30.0
+"""With stderr not a terminal (a log file), a plain progress line at the first log row after
+this many seconds, in place of the bar's cursor codes."""
 
 
 def bar_postfix(row: dict) -> str:
