@@ -5,20 +5,19 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Any
 
 from demostudio.episode import EpisodeError, EpisodeFile, read_summary
 from demostudio.episode.quality import ended_early, long_idle
 from demostudio.episode.trim import idle_runs
 
-if TYPE_CHECKING:
-    from agents.core.demos import DemoSet
 
-
-def demo_report(demos: DemoSet, given: Sequence[str | os.PathLike]) -> list[str]:
-    """What a run loaded from ``--demos`` (``given``): a line of counts, then one warning per
-    kind of doubtful file (tagged bad, ended early by the player, recovered after a crash,
-    a long idle stretch as ``demostudio quality`` flags it), each with how to deal with it.
+def demo_report(demos: Any, given: Sequence[str | os.PathLike]) -> list[str]:
+    """What a run loaded from ``--demos`` (``given``) into ``demos`` (a
+    :class:`agents.core.demos.DemoSet`; that module imports this one): a line of counts, then
+    one warning per kind of doubtful file (tagged bad, ended early by the player, recovered
+    after a crash, a long idle stretch as ``demostudio quality`` flags it), each with how to
+    deal with it.
     The loader uses every file it is given: leaving one out is the user's choice."""
     where = " ".join(map(str, given))
     sums = demos.summaries or [read_summary(p) for p in demos.paths]

@@ -27,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from agents.core.demo_report import demo_report
 from agents.core.mixing import DataSource
 from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, EpsilonGreedy
@@ -271,8 +272,6 @@ def context_demos(cfg: Any, ctx: RunContext, env: gym.Env | None = None) -> Demo
     demos = load_demos(cfg.demos, cfg.env, env, cfg.demo_env_override, cfg.demo_steps)
     ctx.extras["demo_episodes"] = len(demos.paths)
     ctx.extras["demo_steps"] = demos.steps
-    from agents.core.demo_report import demo_report
-
     ctx.extras["demo_report"] = demo_report(demos, cfg.demos)  # printed once the run starts
     return demos
 
