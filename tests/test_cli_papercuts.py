@@ -155,3 +155,23 @@ def test_ray_start_up_to_a_file_is_one_line_not_a_ticker(capsys):
     assert "\r" not in captured.err + captured.out
     assert _lines(captured.err) == ["starting Ray ..."]
     assert _lines(captured.out)[0].startswith("starting Ray: ready in ")
+
+
+def test_coach_help_imports_no_torch():
+    code = (
+        "import sys\nfrom demostudio.cli import main\n"
+        "try:\n    main(['coach', 'r2d3', '--help'])\nexcept SystemExit:\n    pass\n"
+        "print('torch imported' if 'torch' in sys.modules else 'no torch')"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "--coach-epsilon" in done.stdout and "--demos" in done.stdout
+    assert done.stdout.rstrip().endswith("no torch"), done.stdout[-300:]
+
+
+def test_coach_unknown_algorithm_says_did_you_mean(capsys):
+    assert main(["coach", "R2D3", "--env", "CartPole-v1"]) == 2
+    lines = _lines(capsys.readouterr().err)
+    assert len(lines) == 1 and "did you mean 'r2d3'?" in lines[0]
