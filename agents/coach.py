@@ -32,8 +32,8 @@ from typing import Any, NamedTuple
 import numpy as np
 import torch
 
+from agents.coach_config import coach_config_cls
 from agents.core.agent import Agent, Phase
-from agents.core.config import DemoReplayConfig
 from agents.core.context import RunContext
 from agents.core.controller import AgentController
 from agents.core.demos import STEP_EXTRA, keep_demo_steps
@@ -46,13 +46,6 @@ from agents.core.wrapper import AgentWrapper
 
 PUBLISH_SECONDS = 0.25
 """The window's policy gets new weights at most this often."""
-
-
-def coach_config_cls(cls: type) -> type:
-    """``cls`` for coaching: ``--demos`` optional (the corrections fill the demo replay)."""
-    if not issubclass(cls, DemoReplayConfig):
-        raise TypeError(f"expected a config with a demo replay, got {cls.__name__}")
-    return type(cls.__name__, (cls,), {"demos_required": False, "__doc__": cls.__doc__})
 
 
 class CoachProgress(NamedTuple):

@@ -27,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from agents.core.demo_report import demo_report
 from agents.core.mixing import DataSource
 from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, EpsilonGreedy
@@ -64,6 +65,8 @@ class DemoSet(NamedTuple):
     episodes: list[EpisodeData]
     masks: list[np.ndarray] | None = None
     """``[T]`` bool per episode: its demonstration steps (None: every step of every one)."""
+    summaries: list[EpisodeSummary] | None = None
+    """The files' metadata, read while checking them (None: not kept)."""
 
     def mask(self, i: int) -> np.ndarray:
         if self.masks is None:
@@ -78,7 +81,10 @@ class DemoSet(NamedTuple):
     def subset(self, index: Sequence[int]) -> DemoSet:
         """The episodes at ``index`` (with their masks)."""
         masks = None if self.masks is None else [self.masks[i] for i in index]
-        return DemoSet([self.paths[i] for i in index], [self.episodes[i] for i in index], masks)
+        sums = None if self.summaries is None else [self.summaries[i] for i in index]
+        return DemoSet(
+            [self.paths[i] for i in index], [self.episodes[i] for i in index], masks, sums
+        )
 
 
 def demo_mask(episode: EpisodeData, demo_steps: str = "person") -> np.ndarray:
@@ -131,8 +137,11 @@ def check_demo_env(path: Path, env_id: str, accept_env_id: str | None = None) ->
     return s
 
 
-def check_demo(path: Path, env_id: str, env: gym.Env, accept_env_id: str | None = None) -> None:
-    """Raise EpisodeError naming ``path`` and what differs from the training env."""
+def check_demo(
+    path: Path, env_id: str, env: gym.Env, accept_env_id: str | None = None
+) -> EpisodeSummary:
+    """The demo's summary; EpisodeError naming ``path`` and what differs from the training
+    env."""
     s = check_demo_env(path, env_id, accept_env_id)
     if s.action_space != env.action_space:
         raise EpisodeError(
@@ -152,6 +161,7 @@ def check_demo(path: Path, env_id: str, env: gym.Env, accept_env_id: str | None 
             f"expected {env_spec} after preprocessing (env: {env.observation_space}), "
             f"got {demo_spec} (demo: {s.observation_space})",
         )
+    return s
 
 
 def load_demos(
@@ -168,10 +178,9 @@ def load_demos(
         raise FileNotFoundError(
             f"expected episode files (*.h5) under {', '.join(map(str, paths))}, got none"
         )
-    for p in files:
-        check_demo(p, env_id, env, accept_env_id)
+    summaries = [check_demo(p, env_id, env, accept_env_id) for p in files]
     episodes = [load_episode(p) for p in files]
-    return DemoSet(files, episodes, [demo_mask(e, demo_steps) for e in episodes])
+    return DemoSet(files, episodes, [demo_mask(e, demo_steps) for e in episodes], summaries)
 
 
 @torch.no_grad()
@@ -263,6 +272,7 @@ def context_demos(cfg: Any, ctx: RunContext, env: gym.Env | None = None) -> Demo
     demos = load_demos(cfg.demos, cfg.env, env, cfg.demo_env_override, cfg.demo_steps)
     ctx.extras["demo_episodes"] = len(demos.paths)
     ctx.extras["demo_steps"] = demos.steps
+    ctx.extras["demo_report"] = demo_report(demos, cfg.demos)  # printed once the run starts
     return demos
 
 

@@ -5,6 +5,7 @@ their periods, also after a resume; checkpoints also every --checkpoint-minutes)
 from __future__ import annotations
 
 import math
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -93,12 +94,16 @@ class Loop:
         env_id = ctx.env.spec.id if ctx.env.spec is not None else str(cfg.env)
         rule = stop_rule(cfg.stop_when, cfg.stop_return, cfg.stop_evals, demos, env_id)
         self.stop_rule = rule
+        budget = max(  # an on-policy run's budget is whole rollouts (its schedule's total)
+            [cfg.total_env_steps]
+            + [p.schedule.total for p in ctx.agent.phases() if p.schedule.clock == "env_steps"]
+        )
         if rule is None:
-            self.write(f"runs its whole budget of {cfg.total_env_steps} env steps")
+            self.write(f"runs its whole budget of {budget} env steps")
             return
         ctx.logger.log("stop_rule", ctx.counters.env_steps, stop_target=rule.target,
                        stop_evals=rule.evals, stop_source=rule.source)  # fmt: skip
-        self.write(f"{rule.describe()}; at most {cfg.total_env_steps} env steps")
+        self.write(f"{rule.describe()}; at most {budget} env steps")
 
     def gate_test(self, clock: int) -> None:
         """The learner's network plays the gate's test episodes (their env steps counted) and
@@ -198,9 +203,11 @@ class Loop:
         ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
         since = (time.perf_counter(), ctx.counters.env_steps, ctx.learner.updates)
         unit = "step" if sched.clock == "env_steps" else "upd"
+        desc = f"{ctx.agent.name} {phase.name} {cfg.env}"
+        plain = cfg.progress and not sys.stderr.isatty()  # a log file: lines, not a bar
+        said_at = time.monotonic()
         bar = tqdm(total=sched.total, initial=min(clock(), sched.total), unit=unit, leave=False,
-                   desc=f"{ctx.agent.name} {phase.name} {cfg.env}", disable=not cfg.progress,
-                   dynamic_ncols=True)  # fmt: skip
+                   desc=desc, disable=not cfg.progress or plain, dynamic_ncols=True)  # fmt: skip
         ctx.agent.on_phase_start(ctx, phase)
         try:
             while not sched.done(ctx):
@@ -213,10 +220,12 @@ class Loop:
                     row = self.log_row(phase, now, since)
                     since = (time.perf_counter(), ctx.counters.env_steps, ctx.learner.updates)
                     next_log = next_multiple(phase.log_every)
-                    bar.set_postfix_str(
-                        f"ret {row.get('episode_return', math.nan):.1f} "
-                        f"loss {row.get('loss', math.nan):.3f}"
-                    )
+                    bar.set_postfix_str(bar_postfix(row))
+                    if plain and time.monotonic() - said_at >= PLAIN_EVERY_S:
+                        said_at = time.monotonic()
+                        done = f"{min(now, sched.total)}/{sched.total} {unit}s"
+                        print(f"{desc}: {done} {bar_postfix(row)}".rstrip(), file=sys.stderr,
+                              flush=True)  # fmt: skip
                 if ctx.agent.after_iteration(ctx):
                     return True
                 if now >= next_eval and not sched.done(ctx):  # the end has its own evaluation
@@ -250,4 +259,20 @@ class Loop:
             path.unlink(missing_ok=True)
 
 
-__all__ = ["Loop", "checkpoint_payload"]
+PLAIN_EVERY_S = 30.0
+"""With stderr not a terminal (a log file), a plain progress line at the first log row after
+this many seconds, in place of the bar's cursor codes."""
+
+
+def bar_postfix(row: dict) -> str:
+    """``ret R loss L`` of a log row, each only once there is one: no ``ret nan`` before
+    the first episode has ended."""
+    parts = []
+    for name, key, fmt in (("ret", "episode_return", ".1f"), ("loss", "loss", ".3f")):
+        value = row.get(key)
+        if isinstance(value, (int, float, np.number)) and math.isfinite(value):
+            parts.append(f"{name} {float(value):{fmt}}")
+    return " ".join(parts)
+
+
+__all__ = ["Loop", "bar_postfix", "checkpoint_payload"]

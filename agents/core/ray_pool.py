@@ -30,6 +30,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
@@ -115,6 +116,12 @@ def _startup_display(text: str, enabled: bool) -> Iterator[None]:
         return
     from tqdm import tqdm
 
+    if not sys.stderr.isatty():  # a log file: one line, no ticker of cursor codes
+        print(f"{text} ...", file=sys.stderr, flush=True)
+        t0 = time.perf_counter()
+        yield
+        tqdm.write(f"{text}: ready in {time.perf_counter() - t0:.1f} s")
+        return
     bar = tqdm(total=None, desc=text, bar_format="{desc} {elapsed}", leave=False)
     stop = threading.Event()
 

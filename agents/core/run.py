@@ -75,6 +75,8 @@ def _train(agent: Agent) -> TrainResult:
         if created:
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
+    for line in ctx.extras.get("demo_report", ()):  # once the run has started, as warnings
+        print(f"demostudio: {line}", file=sys.stderr)
     for line in cfg.warnings():  # once the run has started: never before an error line
         print(f"demostudio: warning: {line}", file=sys.stderr)
     return _Shell(ctx, created).run(note, resumed=payload is not None)

@@ -51,7 +51,7 @@ from agents.core.schedules import Offline, OnPolicy
 from agents.core.sequences import EndBehavior, SequenceBatch, with_extras
 from agents.rnd_ppo.acting import LOGITS
 from agents.rnd_ppo.atari import make_env
-from agents.rnd_ppo.config import RNDPPOConfig
+from agents.rnd_ppo.config import RNDPPOConfig, rollout_budget
 from agents.rnd_ppo.full_grid import FULL_GRID, FullGridObservation, policy_spec
 from agents.rnd_ppo.intrinsic import PREDICTOR, RNDBonus, rnd_networks
 from agents.rnd_ppo.learning import bc_terms, ppo_terms
@@ -165,8 +165,11 @@ class OnPolicyActorCritic(Agent):
         rollout = cfg.rollout_length * cfg.total_envs
         train = Phase(
             "train",
-            OnPolicy(
-                cfg.rollout_length, cfg.update_epochs, cfg.minibatch_size, cfg.total_env_steps
+            OnPolicy(  # the bar's total: the steps the whole rollouts take, never fewer
+                cfg.rollout_length,
+                cfg.update_epochs,
+                cfg.minibatch_size,
+                rollout_budget(cfg.total_env_steps, rollout),
             ),
             log_every=rollout,
             eval_every=cfg.eval_every,

@@ -383,6 +383,18 @@ class RNDPPOConfig(
     hidden: int = 256
     lstm: int = 256
 
+    def advice(self) -> list[str]:
+        """A budget that is not a whole number of rollouts runs the next whole one."""
+        rollout = self.rollout_length * self.total_envs
+        runs = rollout_budget(self.total_env_steps, rollout)
+        if runs == self.total_env_steps:
+            return []
+        return [
+            f"--total-env-steps {self.total_env_steps:,}: a rollout is {rollout:,} env steps "
+            f"(--num-envs x --rollout-length of every actor process) and is never cut short, "
+            f"so the run takes {runs:,} env steps (a multiple of {rollout:,} runs as asked)"
+        ]
+
     # --- what the core's actors, sequences and learner read ------------------------------
     @property
     def num_actors(self) -> int:
@@ -441,6 +453,12 @@ class PPOConfig(RNDPPOConfig):
     intrinsic: bool = False
 
 
+def rollout_budget(total_env_steps: int, rollout: int) -> int:
+    """The env steps an on-policy run of ``total_env_steps`` takes: whole rollouts of
+    ``rollout`` steps, the last one whole (its advantages need every step of it)."""
+    return -(-total_env_steps // rollout) * rollout
+
+
 __all__ = [
     "AtariSettings",
     "DemoPretrainSettings",
@@ -449,4 +467,5 @@ __all__ = [
     "RNDPPOConfig",
     "RNDSettings",
     "is_ale",
+    "rollout_budget",
 ]

@@ -63,16 +63,19 @@ def _coachable() -> list[str]:
 def parse_coach(algo: str, argv: list[str]) -> tuple[Any, Any, CoachSettings]:
     """(registry entry, training config, window settings) from the command line; with
     ``--resume`` the run's saved config with only the flags given changed."""
-    from agents.coach import coach_config_cls
+    from agents.coach_config import coach_config_cls  # no torch: --help is quick
     from agents.registry import algorithm_names, get_algorithm
-    from demostudio.cli.train_cmds import algorithm_parser, parse_flags, resume_config
+    from demostudio.cli.train_cmds import (
+        algorithm_parser,
+        parse_flags,
+        resume_config,
+        unknown_algorithm,
+    )
 
     try:
         entry = get_algorithm(algo)
     except KeyError:
-        raise CommandError(
-            f"coach: expected an algorithm in {algorithm_names()}, got {algo!r}"
-        ) from None
+        raise unknown_algorithm("coach", algo, algorithm_names()) from None
     try:
         cls = coach_config_cls(entry.config_cls)
     except TypeError:

@@ -262,21 +262,19 @@ def cmd_validate(args: argparse.Namespace) -> int:
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
-    from tqdm import tqdm
+    from demostudio.cli.progress import LazyBar
 
     failed = errors = 0
     files = find_episodes(args.paths)
     if not files:
         return _none_found(args.paths)
     for path in files:
-        with tqdm(desc=printable(path.name), unit="step", leave=False, disable=args.quiet) as bar:
-
-            def progress(done: int, total: int, bar=bar) -> None:
-                bar.total = total
-                bar.update(done - bar.n)
-
+        # drawn at the first re-simulated step: a file refused on opening gets one line
+        with LazyBar(
+            desc=printable(path.name), unit="step", leave=False, disable=args.quiet
+        ) as bar:
             try:
-                result = verify_episode(path, frames=not args.no_frames, progress=progress)
+                result = verify_episode(path, frames=not args.no_frames, progress=bar)
             except EpisodeError as exc:  # this file cannot be verified; the others still are
                 error = exc
             else:

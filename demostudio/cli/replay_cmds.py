@@ -90,16 +90,12 @@ def _export_minari(cfg: ExportConfig) -> int:
     for p in cfg.paths:
         if not p.exists():
             raise CommandError(f"{p}: no such episode file or folder")
-    from tqdm import tqdm
+    from demostudio.cli.progress import LazyBar
 
-    with tqdm(desc="export minari", unit="episode", disable=not cfg.progress) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
+    # drawn at the first episode written: a refused dataset id or input gets one line
+    with LazyBar(desc="export minari", unit="episode", disable=not cfg.progress) as bar:
         out = export_minari(
-            list(cfg.paths), cfg.dataset_id, frames=cfg.frames, out=cfg.out, progress=progress
+            list(cfg.paths), cfg.dataset_id, frames=cfg.frames, out=cfg.out, progress=bar
         )
     print(printable(f"wrote Minari dataset {cfg.dataset_id} to {out}"))
     return 0
@@ -124,16 +120,10 @@ def cmd_export(args: argparse.Namespace) -> int:
         raise CommandError(f"--scale: expected a number > 0, got {cfg.scale}")
     if cfg.fps is not None and not fps_in_range(cfg.fps):
         raise CommandError(f"--fps: expected a number {FPS_RANGE}, got {cfg.fps}")
-    from tqdm import tqdm
-
+    from demostudio.cli.progress import LazyBar
     from demostudio.export import export_episode
 
-    with tqdm(desc=f"export {cfg.format}", unit="frame", disable=not cfg.progress) as bar:
-
-        def progress(done: int, total: int) -> None:
-            bar.total = total
-            bar.update(done - bar.n)
-
+    with LazyBar(desc=f"export {cfg.format}", unit="frame", disable=not cfg.progress) as bar:
         try:
             result = export_episode(
                 path,
@@ -143,7 +133,7 @@ def cmd_export(args: argparse.Namespace) -> int:
                 end=cfg.end,
                 fps=cfg.fps,
                 scale=cfg.scale,
-                progress=progress,
+                progress=bar,
             )
         except RuntimeError as exc:
             raise CommandError(str(exc)) from None

@@ -55,6 +55,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     ns = parse_flags(parser, args.algo, args.args)
     cfg = dataclass_from_args(entry.config_cls, ns)
     refuse_sample_demos(cfg.run_dir or "runs", "--run-dir")  # default: runs/ here
+    check_demo_paths(cfg)
     from agents.core.stopping import RunInterrupted
 
     try:
@@ -83,6 +84,27 @@ def cmd_train(args: argparse.Namespace) -> int:
             f"env steps, so the run stopped there"
         )
     return 0
+
+
+def check_demo_paths(cfg) -> None:
+    """CommandError naming ``--demos`` when a given path is missing or holds no episode file:
+    checked before torch is imported and the run is built, which take seconds. A given
+    ``--env`` is checked first (a typo there is the error to tell)."""
+    from demostudio.episode import ensure_registered, find_episodes
+
+    demos = getattr(cfg, "demos", ()) or ()
+    if not demos:
+        return
+    if cfg.env:
+        ensure_registered(cfg.env)
+    try:
+        found = find_episodes(list(demos))
+    except FileNotFoundError as exc:
+        raise CommandError(f"--demos {exc}") from None
+    if not found:
+        raise CommandError(
+            f"--demos {' '.join(map(str, demos))}: expected episode files (*.h5), got none"
+        )
 
 
 def unknown_algorithm(command: str, algo: str, names: list[str]) -> CommandError:

@@ -246,11 +246,16 @@ def _command(*words: str) -> str:
     return " ".join(shlex.quote(w) for w in words)
 
 
+def long_idle(steps: int, length: int) -> bool:
+    """An idle run of ``steps`` in an episode of ``length`` is long enough to flag."""
+    return steps >= IDLE_FLAG_STEPS and steps >= IDLE_FLAG_SHARE * length
+
+
 def _idle_flags(q: EpisodeQuality, trim_idle: str, tag_bad: str) -> list[Flag]:
     runs = [
         (kind, steps)
         for kind, steps in (("idle-start", q.idle_start), ("idle-end", q.idle_end))
-        if steps >= IDLE_FLAG_STEPS and steps >= IDLE_FLAG_SHARE * q.length
+        if long_idle(steps, q.length)
     ]
     if not runs:
         return []

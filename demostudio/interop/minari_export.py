@@ -223,7 +223,10 @@ def export_minari(
     target = root / dataset_id
     if target.exists():
         raise EpisodeError(
-            target, "dataset_id", f"expected a new dataset id, {dataset_id!r} already exists"
+            target,
+            "dataset_id",
+            f"expected a new dataset id, {dataset_id!r} already exists (export never "
+            f"overwrites: pass another --dataset-id, e.g. the next version, or delete {target})",
         )
     controllers = sorted({s.controller for s in summaries})
     players = sorted({s.player for s in summaries if s.player})

@@ -23,8 +23,11 @@ def rows(run_dir, kind):
 
 
 def test_pretraining_clones_the_demonstrator(tmp_path, demos):
+    # stop_when off: the cloned policy plays as well as the demos at once, and this test
+    # follows the run on past that
     cfg = tiny(tmp_path / "run", demos=(demos,), bc_pretrain_updates=150, bc_batch_size=8,
-               lr_policy=3e-3, hidden=32, lstm=32, eval_every=1, eval_episodes=2)  # fmt: skip
+               lr_policy=3e-3, hidden=32, lstm=32, eval_every=1, eval_episodes=2,
+               stop_when="off")  # fmt: skip
     result = get_algorithm("rnd-ppo").train(cfg)
     pre = rows(result.run_dir, "pretrain")
     assert pre[0]["updates"] < pre[-1]["updates"] == 150

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal
 
 from agents.core.config.base import ConfigGroup, require
+from agents.core.config.run import RunConfig
 
 
 @dataclass
@@ -74,3 +75,11 @@ class InteractConfig(ConfigGroup):
         require(self, ("stop_evals", "gate_horizon"), 1)
         if not 0.0 < self.gate_share <= 1.0:
             raise ValueError(f"--gate-share: expected in (0, 1], got {self.gate_share}")
+
+    def advice(self) -> list[str]:
+        every = self.eval_every if isinstance(self, RunConfig) else 0  # the gate tests then
+        if self.gate_episodes and not 0 < every < self.total_env_steps:
+            return [f"--gate-episodes {self.gate_episodes} has no effect: the gate tests before "
+                    f"each evaluation and --eval-every {every} gives none within "
+                    f"--total-env-steps {self.total_env_steps} (lower --eval-every)"]  # fmt: skip
+        return []
