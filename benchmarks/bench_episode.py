@@ -80,8 +80,10 @@ def bench(env_id: str, n_frames: int, paced_steps: int, rate: float, tmp: Path) 
         time.sleep(max(0.0, next_t - time.perf_counter()))
     paced_blocked = writer.blocked_puts
     t0 = time.perf_counter()
-    writer.close()
+    paced_path = writer.close()
     close_s = time.perf_counter() - t0
+    with open_episode(paced_path) as ep:  # as recorded in play, before any compact
+        paced_kb = ep.h5["frames"].id.get_storage_size() / ep.h5["frames"].shape[0] / 1024
 
     # 2. Unpaced: a long episode written as fast as the writer takes it.
     path = tmp / f"long-{h}x{w}.h5"
@@ -123,6 +125,7 @@ def bench(env_id: str, n_frames: int, paced_steps: int, rate: float, tmp: Path) 
             "create_ms": round(create_s * 1e3, 2),
             "reset_ms": round(reset_s * 1e3, 2),
             "close_ms": round(close_s * 1e3, 1),
+            "frame_kb_as_recorded": round(paced_kb, 3),
         },
         "unpaced": {
             "frames": n_frames,

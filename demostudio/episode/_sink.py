@@ -157,11 +157,12 @@ def _flatten_info(info: dict, prefix: str = "") -> dict[str, Any]:
     return out
 
 
-def record_of(item: tuple, record_frames: bool) -> dict[str, Any]:
+def record_of(item: tuple, record_frames: bool, keeping_up: bool = False) -> dict[str, Any]:
     """The journal's and the sink's form (see :class:`EpisodeSink`) of an item the writer
     queued: ``("attrs", {name: value})``, ``("reset", obs leaves, info, frame, ts)`` or
     ``("step", action leaves, obs leaves, reward, terminated, truncated, info, frame, ts,
-    keys JSON, actor)``; info flattened, frames and other big arrays deflated once."""
+    keys JSON, actor)``; info flattened, frames and other big arrays deflated once, harder
+    while the writer ``keeping_up`` (:func:`_h5.deflate_level`)."""
     kind = item[0]
     if kind == "attrs":
         return {"kind": "attrs", "attrs": {k: _h5.to_json(v) for k, v in item[1].items()}}
@@ -174,15 +175,15 @@ def record_of(item: tuple, record_frames: bool) -> dict[str, Any]:
     is_frame = _is_frame(obs, frame)
     record = {
         "kind": kind,
-        "obs": None if is_frame else [_pack_big(v) for v in obs],
+        "obs": None if is_frame else [_pack_big(v, keeping_up) for v in obs],
         "is_frame": is_frame,
         "info": flat_info(info or {}),
-        "frame": None if frame is None else Packed.of(frame, _h5.DEFLATE_LEVEL),
+        "frame": None if frame is None else _pack_big(frame, keeping_up, always=True),
         "ts": ts,
     }
     if kind == "step":
         record.update(
-            act=[_pack_big(v) for v in act],
+            act=[_pack_big(v, keeping_up) for v in act],
             rew=rew,
             term=term,
             trunc=trunc,
@@ -200,10 +201,11 @@ def _is_frame(obs: list[Any], frame: np.ndarray | None) -> bool:
     return o.dtype == np.uint8 and o.shape == frame.shape and np.array_equal(o, frame)
 
 
-def _pack_big(value: Any) -> Any:
-    """A big array (a frame-sized observation) deflated once, for the journal and HDF5."""
-    if isinstance(value, np.ndarray) and _h5.is_big(value.shape, value.dtype):
-        return Packed.of(value, _h5.DEFLATE_LEVEL)
+def _pack_big(value: Any, keeping_up: bool, always: bool = False) -> Any:
+    """A big array (a frame, a frame-sized observation; ``always``: any array) deflated
+    once, for the journal and HDF5."""
+    if isinstance(value, np.ndarray) and (always or _h5.is_big(value.shape, value.dtype)):
+        return Packed.of(value, _h5.deflate_level(value.nbytes, keeping_up))
     return value
 
 

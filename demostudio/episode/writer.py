@@ -389,10 +389,12 @@ class EpisodeWriter:
                 self._journal.delete()  # the episode is safe under its final name
                 return
             if item is not None:
-                # Never defer into a backlog, nor the reset (the caller waits for it).
-                if self._queue.qsize() < _DEFER_MAX_BACKLOG and item[0] != "reset":
+                # Never defer into a backlog, nor the reset (the caller waits for it); without
+                # one, frames are deflated harder (smaller files, in this thread's spare time).
+                keeping_up = self._queue.qsize() < _DEFER_MAX_BACKLOG
+                if keeping_up and item[0] != "reset":
                     self._caller_idle.wait(MAX_DEFER_S)
-                record = record_of(item, self.record_frames)
+                record = record_of(item, self.record_frames, keeping_up)
                 self._journal.append(record)  # first: it is what survives a crash
                 if item[0] == "reset":
                     self._reset_journalled.set()
