@@ -75,8 +75,10 @@ def _train(agent: Agent) -> TrainResult:
         if created:
             shutil.rmtree(run_dir, ignore_errors=True)
         raise
-    for line in ctx.extras.get("demo_report", ()):  # once the run has started, as warnings
-        print(f"demostudio: {line}", file=sys.stderr)
+    for line in ctx.extras.get("demo_report", ()):  # once the run has started
+        is_warning = line.startswith("warning: ")  # the counts are news; a warning is advice
+        print(f"demostudio: {line}" if is_warning else line,
+              file=sys.stderr if is_warning else sys.stdout)  # fmt: skip
     for line in cfg.warnings():  # once the run has started: never before an error line
         print(f"demostudio: warning: {line}", file=sys.stderr)
     return _Shell(ctx, created).run(note, resumed=payload is not None)
