@@ -75,3 +75,31 @@ def test_the_line_of_each_kind_of_error():
     assert os_error_line(full).endswith("(No space left on device); expected room on the disk")
     assert os_error_line(OSError(errno.ECONNREFUSED, "refused")) is None  # not a path: raised
     assert os_error_line(OSError("no errno")) is None
+
+
+def test_an_hdf5_write_on_a_full_disk_is_one_line_in_every_command(tmp_path, monkeypatch, capsys):
+    """h5py reports a failed write as a RuntimeError whose text holds the errno (tag, trim,
+    compact and import write HDF5 in the command's own thread): the same one line as an
+    OSError, naming the file."""
+    import shutil
+
+    import demostudio.cli.library_cmds as library_cmds
+
+    root = Path(__file__).resolve().parents[1]
+    folder = tmp_path / "rec" / "CartPole-v1"
+    folder.mkdir(parents=True)
+    sample = sorted((root / "demos" / "CartPole-v1").glob("*.h5"))[0]
+    target = shutil.copy(sample, folder / sample.name)
+
+    def full_disk(path, **_):
+        raise RuntimeError(
+            "Can't write data (file write failed: time = now\n, filename = "
+            f"'{path}', file descriptor = 4, errno = 28, error message = 'No space left on "
+            "device', buf = 0x7f00, total write size = 830)"
+        )
+
+    monkeypatch.setattr(library_cmds, "update_metadata", full_disk)
+    assert main(["tag", str(target), "--add", "good"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith(f"demostudio: error: {target}: ")
+    assert "No space left on device" in err[0] and "expected room on the disk" in err[0]

@@ -15,6 +15,7 @@ from pathlib import Path
 from demostudio.cli.dataclass_args import CommandParser, close_matches
 from demostudio.cli.oserrors import os_error_line
 from demostudio.episode import EpisodeError, UnknownEnvError
+from demostudio.episode._h5 import os_errno
 from demostudio.episode.attrs import printable
 from demostudio.ui.display import NoDisplayError, prepare_sdl_environment
 
@@ -108,6 +109,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     except OSError as exc:  # after FileNotFoundError and BrokenPipeError: a path the user gave
         line = os_error_line(exc)
+        if line is None:
+            raise
+        print(printable(f"demostudio: error: {line}"), file=sys.stderr)
+        return 2
+    except RuntimeError as exc:  # h5py's failed write (tag, trim, import): errno in its text
+        code = os_errno(exc)
+        line = os_error_line(OSError(code, str(exc))) if code else None
         if line is None:
             raise
         print(printable(f"demostudio: error: {line}"), file=sys.stderr)
