@@ -240,11 +240,12 @@ def test_sigterm_stops_bc_and_ppo_as_any_run(algo, tmp_path, cartpole_demos, cap
     def kill_on_second_row(self, *args):
         rows.append(log_row(self, *args))
         if len(rows) == 2:
-            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # the run's handler
+            assert signal.getsignal(signal.SIGTERM) is not before  # the run's handler
             os.kill(os.getpid(), signal.SIGTERM)
         return rows[-1]
 
     monkeypatch.setattr(run_module._Shell, "log_row", kill_on_second_row)
+    before = signal.getsignal(signal.SIGTERM)  # SIG_DFL, or Ray's from an earlier test's init
     run = tmp_path / "run"
     demos = ["--demos", str(cartpole_demos)] if algo == "bc" else []
     argv = ["train", algo, "--env", "CartPole-v1", *demos, *ALGO_FLAGS[algo], "--no-progress",
@@ -260,4 +261,4 @@ def test_sigterm_stops_bc_and_ppo_as_any_run(algo, tmp_path, cartpole_demos, cap
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
         f"demostudio: interrupted by SIGTERM at {steps} env steps, saved {final}; {then}"
     )
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # restored after the run
+    assert signal.getsignal(signal.SIGTERM) is before  # restored after the run

@@ -234,6 +234,7 @@ def test_sigterm_saves_the_coached_run_marked_interrupted(tmp_path, monkeypatch,
 
     monkeypatch.setattr(PlaySession, "tick", scripted_tick)
     run = tmp_path / "run"
+    before = signal.getsignal(signal.SIGTERM)  # SIG_DFL, or Ray's from an earlier test's init
     assert main(["coach", "r2d3", *TINY, "--run-dir", str(run)]) == 143
     final = run / "checkpoints" / "final.pt"
     payload = load_checkpoint(final)
@@ -245,4 +246,4 @@ def test_sigterm_saves_the_coached_run_marked_interrupted(tmp_path, monkeypatch,
         f"demostudio: interrupted by SIGTERM at {steps} env steps, saved {final}; "
         f"`demostudio coach r2d3 --run-dir {run} --resume` continues it"
     )
-    assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL  # the command's handlers went
+    assert signal.getsignal(signal.SIGTERM) is before  # the command's handlers went
