@@ -203,7 +203,8 @@ class VectorActor:
                 self._episode_seqs[i] = []
         self._autoreset = done
         self._obs = next_p
-        return ActorStep(concat_batches(out) if out else None, env_steps, finished)
+        batch = (out[0] if len(out) == 1 else concat_batches(out)) if out else None
+        return ActorStep(batch, env_steps, finished)
 
     def _step_envs(self, actions: np.ndarray) -> tuple[object, np.ndarray, np.ndarray, np.ndarray]:
         """Each env steps (or, on the step after its episode ended, only resets: reward 0,
@@ -223,6 +224,8 @@ class VectorActor:
 
     def _batch(self, obs: list) -> object:
         """One observation per env stacked into a new batch of the space's layout."""
+        if type(self._space) is gym.spaces.Box:
+            return np.stack(obs).astype(self._space.dtype, copy=False)
         return gym.vector.utils.concatenate(
             self._space, obs, gym.vector.utils.create_empty_array(self._space, self.n)
         )
