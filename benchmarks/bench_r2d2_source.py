@@ -23,16 +23,20 @@ Ours runs it through the CLI a user types, ``demostudio train r2d2 --env CartPol
   ``flops_per_update`` says how much more work that is.
 
 Every run is a fresh process, timed from its start to its exit (``wall_s``: the whole wait
-a user sees, imports and Ray's start-up included) with the CPU seconds it and its children
-used (``cpu_s``; Ray's workers are not counted). ``loop_sps`` is env steps per second of the
-training loop as each program counts it: the source's own ``SPS`` counter (its last print),
-ours from metrics.jsonl (the sum of each logged window's steps / sps) less the seconds its
-actor pool took to start (``pool_start_s``: envs made and, with actor processes, Ray and its
-workers started; the source's counter starts after its env is made). Runs are interleaved
-round by round, in a rotating order, with ``os.getloadavg()`` before and after each: on a
-shared machine compare only figures
-taken side by side. The source runs with one torch thread (``OMP_NUM_THREADS=1``, as ours
-runs by default) unless ``--source-threads`` also names ``default``.
+a user sees, imports and Ray's start-up included), with the CPU seconds it and its children
+used (``cpu_s``; not Ray's workers; in process, the figure the machine's load moves least).
+``loop_sps`` is env steps per second of the training loop as each program counts it: the
+source's own ``SPS`` counter (its last print), ours from metrics.jsonl (the sum of each logged
+window's steps / sps) less the seconds its actor pool took to start (``pool_start_s``: envs
+made and, with actor processes, Ray and its workers started; the source's counter starts
+after its env is made). ``acting_phase_sps`` covers the first 10,000 steps (no update in
+either program: acting alone), ``learning_phase_sps`` the rest (acting and the updates).
+
+Runs are interleaved round by round, in a rotating order, with ``os.getloadavg()`` before and
+after each: on a shared machine compare only figures taken side by side. The source runs
+with one torch thread (``OMP_NUM_THREADS=1``, as ours runs by default) unless
+``--source-threads`` also names ``default``. ``summary`` holds the medians and the ratios
+(ours over the source's: above 1 is faster).
 
 ``updates`` lists the learner alone, one subprocess per tree: ms per update at each
 workload's shape, the update's FLOPs (matmuls forward and backward, Adam) and the floor, those
@@ -130,10 +134,20 @@ def run_source(src: Path, threads: str, work: Path) -> dict:
     cmd = [sys.executable, str(src / "r2d2_algo" / "r2d2.py"), "--env-id", "CartPole-v1",
            "--total-timesteps", str(STEPS)]  # fmt: skip
     out, row = timed(cmd, env, cwd)
+    # its counter: env steps / seconds since its loop began, printed every 10th update (the
+    # first at step 10,010, then every 100 steps)
     sps = [int(x) for x in re.findall(r"^SPS: (\d+)", out.stdout, re.M)]
     returns = re.findall(r"mean return (\S+)", out.stdout)
-    return {**row, "loop_sps": sps[-1], "loop_s": round(STEPS / sps[-1], 2),
+    loop, first = STEPS / sps[-1], 10_010 / sps[0]
+    return {**row, "loop_sps": sps[-1], "loop_s": round(loop, 2),
+            **phases(first, 10_010, loop - first, STEPS - 10_010),
             "updates": source_updates(), "last_mean_return": float(returns[-1])}  # fmt: skip
+
+
+def phases(acting_s: float, acting_steps: int, learning_s: float, learning_steps: int) -> dict:
+    """Env steps/s before learning starts (acting alone) and after (acting and updates)."""
+    return {"acting_phase_sps": round(acting_steps / acting_s, 1),
+            "learning_phase_sps": round(learning_steps / learning_s, 1)}  # fmt: skip
 
 
 def run_ours(tree: Path, workload: str, mode: str, work: Path) -> dict:
@@ -145,15 +159,18 @@ def run_ours(tree: Path, workload: str, mode: str, work: Path) -> dict:
     if mode != "in_process":
         row["cpu_s"] = None  # the actor process is Ray's child, not ours
     row["pool_start_s"] = json.loads((run_dir / POOL_START).read_text())
-    loop, steps, updates, returns = 0.0, 0, 0, []
+    # as the source, whose counter starts after its env is made: less the pool's start
+    loop, acting, steps, updates, returns = -row["pool_start_s"], 0.0, 0, 0, []
     for line in (run_dir / "metrics.jsonl").read_text().splitlines():
         r = json.loads(line)
         if r.get("kind") == "train" and "sps" in r:
             loop += (r["env_steps"] - steps) / r["sps"]
             steps, updates = r["env_steps"], r["updates"]
             returns.append(r.get("episode_return"))
-    loop -= row["pool_start_s"]  # as the source, whose counter starts after its env is made
+            if steps <= 10_000:  # a row every 1,000 steps: the first 10,000 steps
+                acting, acting_steps = loop, steps
     return {**row, "loop_sps": round(steps / loop, 1), "loop_s": round(loop, 2),
+            **phases(acting, acting_steps, loop - acting, steps - acting_steps),
             "updates": updates, "last_mean_return": returns[-1]}  # fmt: skip
 
 
@@ -239,6 +256,8 @@ def summarise(runs: list[dict]) -> dict:
     out: dict = {}
     source = [r for r in runs if r["who"] == "source" and r["threads"] == "1"]
     s_sps, s_wall = _median(source, "loop_sps"), _median(source, "wall_s")
+    s_cpu = _median(source, "cpu_s")
+    s_act, s_learn = _median(source, "acting_phase_sps"), _median(source, "learning_phase_sps")
     for r in runs:
         if r["who"] == "source":
             continue
@@ -247,11 +266,19 @@ def summarise(runs: list[dict]) -> dict:
             continue
         rows = [x for x in runs if x["who"] == r["who"] and x["workload"] == r["workload"]
                 and x["mode"] == r["mode"]]  # fmt: skip
-        sps, wall = _median(rows, "loop_sps"), _median(rows, "wall_s")
-        out[key] = {"loop_sps": sps, "wall_s": wall, "updates": _median(rows, "updates"),
+        sps, wall, cpu = _median(rows, "loop_sps"), _median(rows, "wall_s"), _median(rows, "cpu_s")
+        out[key] = {"loop_sps": sps, "wall_s": wall, "cpu_s": cpu,
+                    "updates": _median(rows, "updates"),
                     "loop_sps_over_source": round(sps / s_sps, 2),
-                    "source_wall_over_wall": round(s_wall / wall, 2)}  # fmt: skip
-    out["source (1 thread)"] = {"loop_sps": s_sps, "wall_s": s_wall, "updates": source_updates()}
+                    "source_wall_over_wall": round(s_wall / wall, 2),
+                    "source_cpu_over_cpu": round(s_cpu / cpu, 2) if cpu else None,
+                    "acting_phase_sps_over_source": round(
+                        _median(rows, "acting_phase_sps") / s_act, 2),
+                    "learning_phase_sps_over_source": round(
+                        _median(rows, "learning_phase_sps") / s_learn, 2)}  # fmt: skip
+    out["source (1 thread)"] = {"loop_sps": s_sps, "wall_s": s_wall, "cpu_s": s_cpu,
+                                "acting_phase_sps": s_act, "learning_phase_sps": s_learn,
+                                "updates": source_updates()}  # fmt: skip
     return out
 
 
