@@ -18,6 +18,8 @@
       R2D2 on CartPole-v1: wall seconds until an evaluation mean >= 475 (median of seeds),
       in-process vs Ray (target <= 60 s).
 
+The source R2D2 itself, run beside ours at its own workload: ``bench_r2d2_source.py``.
+
 Each figure comes from one training run through the run shell (``agents.core.run.train``):
 wall time, env steps, updates, the seconds spent in learner updates and (Ray runs) in
 waiting for the actors' chunks, which say which side bounds the wall time; ``uptime`` is

@@ -1,16 +1,9 @@
 """Networks as a recurrent torso plus named heads, built from a JSON-able :class:`NetworkSpec`.
 
-Torso: an encoder chosen from the observation spec, then an LSTM core fed the previous
-action (one-hot) and reward (or a feed-forward layer). Heads read the core's output:
-
-=================== ============================ =========================================
-kind                output ``heads[name]``       used by
-=================== ============================ =========================================
-``dueling_q``       ``[T, B, A]`` action values  R2D2, R2D3, DQfD, SQIL
-``logits``          ``[T, B, A]`` policy logits  BC, Reactor's policy, PPO's policy
-``distributional_q``  ``[T, B, A, atoms]`` logits  Reactor's critic (C51 atoms)
-``value``           ``[T, B]`` a state value     PPO (one head per value: ext, int)
-=================== ============================ =========================================
+Torso: an encoder per observation leaf (:mod:`agents.core.encoders`), then an LSTM core fed
+the previous action (one-hot) and reward (or a feed-forward layer). Heads
+(:mod:`agents.core.heads`) read the core's output. One acting step on the CPU runs in numpy
+where it can (:mod:`agents.core.numpy_step`).
 
 A checkpoint stores each network's spec (``NetworkSpec.to_json``) beside its weights, so
 any registered agent's networks are rebuilt from the file alone.
@@ -23,18 +16,36 @@ the sequence.
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, NamedTuple
+from typing import Any, NamedTuple
 
+import numpy as np
 import torch
 from torch import nn
 
+from agents.core.encoders import (  # noqa: F401 (re-exported for callers importing from here)
+    GRID_ENCODERS,
+    GRID_VALUES,
+    GridMLPEncoder,
+    ObservationEncoder,
+    VectorEncoder,
+)
+from agents.core.heads import (  # noqa: F401 (re-exported for callers importing from here)
+    ACTION_AXIS,
+    HEADS,
+    DistributionalQ,
+    DuelingQ,
+    HeadKind,
+    HeadSpec,
+    PolicyLogits,
+    Value,
+    numpy_head,
+)
 from agents.core.mirror import Reflection, mirror_actions, mirror_obs
-from agents.core.preprocess import Leaf, ObsSpec, spec_from_json, spec_to_json
-
-GRID_VALUES = (16, 8, 4)
-"""One-hot sizes of MiniGrid's (object, colour, state) channels (11, 6 and 3 used)."""
+from agents.core.numpy_step import NumpyStep, Watch, leaf_step, linear_layers
+from agents.core.preprocess import ObsSpec, spec_from_json, spec_to_json
 
 
 class LSTMState(NamedTuple):
@@ -56,159 +67,12 @@ class NetworkOutput(NamedTuple):
         return self.heads["q"]
 
 
-def _mlp(n_in: int, hidden: int) -> nn.Module:
-    return nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, hidden), nn.ReLU())
-
-
-class FrameEncoder(nn.Module):
-    """Nature-DQN CNN for ``[N, 84, 84]`` uint8 gray frames, or stacks ``[N, k, H, W]``."""
-
-    def __init__(self, hidden: int, shape: tuple[int, ...] = (84, 84)):
-        super().__init__()
-        self.stacked = len(shape) == 3
-        channels = shape[0] if self.stacked else 1
-        convs = [
-            nn.Conv2d(channels, 32, 8, stride=4),
-            nn.ReLU(),
-            nn.Conv2d(32, 64, 4, stride=2),
-            nn.ReLU(),
-            nn.Conv2d(64, 64, 3, stride=1),
-            nn.ReLU(),
-            nn.Flatten(),
-        ]
-        with torch.no_grad():
-            width = nn.Sequential(*convs)(torch.zeros(1, channels, *shape[-2:])).shape[1]
-        self.net = nn.Sequential(*convs, nn.Linear(width, hidden), nn.ReLU())
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        x = x.float() if self.stacked else x.float().unsqueeze(1)
-        return self.net(x / 255.0)
-
-
-def grid_sizes(channels: int) -> tuple[int, ...]:
-    """One-hot size of each channel of a MiniGrid view (16 each past the known three)."""
-    return GRID_VALUES[:channels] if channels <= len(GRID_VALUES) else (16,) * channels
-
-
-def grid_one_hot(x: torch.Tensor, sizes: tuple[int, ...]) -> torch.Tensor:
-    """``[N, H, W, C]`` integer view -> ``[N, H, W, sum(sizes)]``: each channel one-hot in
-    its own slice (values clipped to the channel's size)."""
-    size = torch.tensor(sizes, device=x.device)
-    offsets = torch.cumsum(size, 0) - size
-    idx = torch.minimum(x.long().clamp(min=0), size - 1) + offsets
-    onehot = torch.zeros(*x.shape[:3], sum(sizes), device=x.device)
-    return onehot.scatter_(-1, idx, 1.0)
-
-
 def _cut_off(x: torch.Tensor, keep: torch.Tensor | None) -> torch.Tensor:
     """``x`` (``[..., B, H]``) detached from the graph except in the rows ``keep`` (``[B]``
     bool; None: every row detached)."""
     if keep is None:
         return x.detach()
     return torch.where(keep.view(-1, 1), x, x.detach())
-
-
-class GridEncoder(nn.Module):
-    """MiniGrid symbolic view ``[N, H, W, 3]``: one-hot per channel, then a small CNN."""
-
-    def __init__(self, leaf: Leaf, hidden: int):
-        super().__init__()
-        h, w, c = leaf.shape
-        self.sizes = grid_sizes(c)
-        self.conv = nn.Sequential(
-            nn.Conv2d(sum(self.sizes), 16, 2),
-            nn.ReLU(),
-            nn.Conv2d(16, 32, 2),
-            nn.ReLU(),
-            nn.Flatten(),
-        )
-        self.out = nn.Sequential(nn.Linear(32 * max(h - 2, 1) * max(w - 2, 1), hidden), nn.ReLU())
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        onehot = grid_one_hot(x, self.sizes)
-        return self.out(self.conv(onehot.permute(0, 3, 1, 2)))
-
-
-class GridMLPEncoder(nn.Module):
-    """MiniGrid symbolic view ``[N, H, W, 3]``: one-hot per channel, flattened, then a
-    two-layer MLP. No spatial weight sharing (the egocentric 7x7 view is small and always
-    aligned with the agent); on CPU its update costs a fifth of the conv encoder's."""
-
-    def __init__(self, leaf: Leaf, hidden: int):
-        super().__init__()
-        h, w, c = leaf.shape
-        self.sizes = grid_sizes(c)
-        self.net = _mlp(h * w * sum(self.sizes), hidden)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(grid_one_hot(x, self.sizes).reshape(x.shape[0], -1))
-
-
-GRID_ENCODERS = {"conv": GridEncoder, "mlp": GridMLPEncoder}
-"""``--grid-encoder``: how a MiniGrid view is encoded."""
-
-
-class VectorEncoder(nn.Module):
-    """A vector through a two-layer MLP, its bounded dimensions first mapped to [-1, 1]
-    (the leaf's ``center`` and ``half``; none kept: as they are)."""
-
-    def __init__(self, leaf: Leaf, hidden: int):
-        super().__init__()
-        n = leaf.shape[0]
-        center = leaf.center or (0.0,) * n
-        half = leaf.half or (1.0,) * n
-        self.register_buffer("center", torch.tensor(center, dtype=torch.float32), persistent=False)
-        self.register_buffer(
-            "inv_half", 1.0 / torch.tensor(half, dtype=torch.float32), persistent=False
-        )
-        self.scaled = bool(leaf.center)
-        self.net = _mlp(n, hidden)
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net((x - self.center) * self.inv_half if self.scaled else x)
-
-
-class DiscreteEncoder(nn.Module):
-    def __init__(self, n: int):
-        super().__init__()
-        self.n = n
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return nn.functional.one_hot(x.long().clamp(0, self.n - 1), self.n).float()
-
-
-def _encoder(leaf: Leaf, hidden: int, grid: str = "conv") -> tuple[nn.Module, int]:
-    if leaf.kind == "frame":
-        return FrameEncoder(hidden, leaf.shape), hidden
-    if leaf.kind == "grid":
-        return GRID_ENCODERS[grid](leaf, hidden), hidden
-    if leaf.kind == "discrete":
-        return DiscreteEncoder(leaf.n), leaf.n
-    return VectorEncoder(leaf, hidden), hidden
-
-
-class ObservationEncoder(nn.Module):
-    """One encoder per leaf, concatenated (Dict spaces combined)."""
-
-    def __init__(self, spec: ObsSpec, hidden: int, grid: str = "conv"):
-        super().__init__()
-        parts = {name: _encoder(leaf, hidden, grid) for name, leaf in spec.items()}
-        self.encoders = nn.ModuleDict({k: m for k, (m, _) in parts.items()})
-        self.out_dim = sum(d for _, d in parts.values())
-
-    def forward(self, obs: dict[str, torch.Tensor]) -> torch.Tensor:
-        """``obs[leaf]`` is ``[N, ...]``; returns ``[N, out_dim]``."""
-        return torch.cat([enc(obs[k]) for k, enc in self.encoders.items()], dim=-1)
-
-
-HeadKind = Literal["dueling_q", "logits", "distributional_q", "value"]
-
-
-@dataclass(frozen=True)
-class HeadSpec:
-    kind: HeadKind
-    atoms: int = 0
-    """Number of atoms (``distributional_q`` only)."""
 
 
 @dataclass(frozen=True)
@@ -263,67 +127,6 @@ class NetworkSpec:
             grid,
             None if mirror is None else Reflection.from_json(mirror),
         )
-
-
-class DuelingQ(nn.Module):
-    """V(s) + A(s, a) - mean_a A(s, a)."""
-
-    def __init__(self, n_in: int, hidden: int, num_actions: int, spec: HeadSpec):
-        super().__init__()
-        self.value = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-        self.advantage = nn.Sequential(
-            nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, num_actions)
-        )
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        adv = self.advantage(x)
-        return self.value(x) + adv - adv.mean(dim=-1, keepdim=True)
-
-
-class PolicyLogits(nn.Module):
-    def __init__(self, n_in: int, hidden: int, num_actions: int, spec: HeadSpec):
-        super().__init__()
-        self.net = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, num_actions))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x)
-
-
-class DistributionalQ(nn.Module):
-    """Logits over ``atoms`` return atoms per action (C51); softmax over the last dim."""
-
-    def __init__(self, n_in: int, hidden: int, num_actions: int, spec: HeadSpec):
-        super().__init__()
-        if spec.atoms < 2:
-            raise ValueError(f"distributional_q: expected atoms >= 2, got {spec.atoms}")
-        self.shape = (num_actions, spec.atoms)
-        self.net = nn.Sequential(
-            nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, num_actions * spec.atoms)
-        )
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x).reshape(*x.shape[:-1], *self.shape)
-
-
-class Value(nn.Module):
-    def __init__(self, n_in: int, hidden: int, num_actions: int, spec: HeadSpec):
-        super().__init__()
-        self.net = nn.Sequential(nn.Linear(n_in, hidden), nn.ReLU(), nn.Linear(hidden, 1))
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.net(x).squeeze(-1)
-
-
-HEADS: dict[str, type[nn.Module]] = {
-    "dueling_q": DuelingQ,
-    "logits": PolicyLogits,
-    "distributional_q": DistributionalQ,
-    "value": Value,
-}
-ACTION_AXIS: dict[str, int | None] = {
-    "dueling_q": -1, "logits": -1, "distributional_q": -2, "value": None,
-}  # fmt: skip
-"""The axis of each head kind's output that runs over actions (None: no such axis)."""
 
 
 class RecurrentNetwork(nn.Module):
@@ -499,9 +302,58 @@ class RecurrentNetwork(nn.Module):
     ) -> NetworkOutput:
         """``obs[leaf]``: ``[T, B, ...]``; ``prev_action``: ``[T, B]`` long (-1 = none);
         ``prev_reward``: ``[T, B]``; ``state``: each ``[B, H]``; ``burn_in``, ``fresh``:
-        see :meth:`torso` (the heads still give all ``T`` steps)."""
+        see :meth:`torso` (the heads still give all ``T`` steps). One step without a graph
+        on the CPU (acting) runs in numpy where :meth:`numpy_step` covers the network."""
+        if prev_action.shape[0] == 1 and not torch.is_grad_enabled():
+            step = self.numpy_step() if prev_action.device.type == "cpu" else None
+            arrays = {k: v.numpy()[0] for k, v in obs.items()} if step is not None else {}
+            if step is not None and step.fits(prev_action.shape[1]) and step.accepts(arrays):
+                heads, h, c = step(arrays, prev_action.numpy()[0], prev_reward.numpy()[0],
+                                   state.h.numpy(), state.c.numpy())  # fmt: skip
+                after = state if step.lstm is None else LSTMState(_tensor(h), _tensor(c))
+                return NetworkOutput({k: _tensor(v[None]) for k, v in heads.items()}, after)
         out, state = self.torso(obs, prev_action, prev_reward, state, burn_in, fresh)
         return NetworkOutput(self.head_outputs(out), state)
+
+    def numpy_step(self) -> NumpyStep | None:
+        """This network's acting step in numpy (:mod:`agents.core.numpy_step`), on views of
+        its current parameters; None where it is not covered (frames, grids, a mirror,
+        weights off the CPU or not float32)."""
+        cached = _NUMPY_STEPS.get(self)
+        if cached is None or not cached[0].current():
+            tensors = [*self.parameters(), *self.buffers()]
+            cached = _NUMPY_STEPS[self] = (Watch(tensors), self._build_numpy_step(tensors))
+        return cached[1]
+
+    def _build_numpy_step(self, tensors: list[torch.Tensor]) -> NumpyStep | None:
+        if self.mirror is not None or any(
+            t.device.type != "cpu" or t.dtype not in (torch.float32, torch.int64) for t in tensors
+        ):
+            return None
+        leaves = [leaf_step(k, enc, self.spec.obs_spec[k].kind)
+                  for k, enc in self.encoder.encoders.items()]  # fmt: skip
+        heads = {name: numpy_head(head, self.spec.heads[name]) for name, head in self.heads.items()}
+        if None in leaves or None in heads.values():
+            return None
+        widths = [w.size for leaf in leaves for w, _ in getattr(leaf, "layers", [])]
+        if self.recurrent:
+            lstm = tuple(w.detach().numpy() for w in self.core._flat_weights)
+            widths.append(max(lstm[0].shape[1], lstm[1].shape[1]) * lstm[0].shape[0])
+            return NumpyStep(leaves, lstm, None, self.num_actions, heads, max(widths))
+        core = linear_layers(self.core)
+        if core is None:
+            return None
+        widths.append(core[0][0].size)
+        return NumpyStep(leaves, None, core, self.num_actions, heads, max(widths))
+
+
+_NUMPY_STEPS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+"""Each network's numpy step and the watch on the tensors it views (kept off the module, so
+that a deep copy or a pickled network never carries views of another network's tensors)."""
+
+
+def _tensor(x: np.ndarray) -> torch.Tensor:
+    return torch.from_numpy(np.ascontiguousarray(x))
 
 
 class RecurrentQNetwork(RecurrentNetwork):

@@ -1,0 +1,69 @@
+"""The in-process actor steps its envs as Gymnasium's SyncVectorEnv does and takes new
+weights in place."""
+
+from __future__ import annotations
+
+import gymnasium as gym
+import numpy as np
+import pytest
+import torch
+
+from agents.core.actor import VectorActor
+from agents.core.networks import RecurrentQNetwork
+from agents.core.policy import BatchPolicy, EpsilonGreedy
+from agents.core.preprocess import make_preprocessor
+from agents.core.sequences import EndBehavior
+from demostudio.episode import make_env
+
+
+def actor(env_id: str, n: int, seed: int = 3) -> VectorActor:
+    env = make_env(env_id)
+    pre = make_preprocessor(env.observation_space)
+    net = RecurrentQNetwork(pre.spec, int(env.action_space.n), hidden=16, lstm=8)
+    policy = BatchPolicy.copy_of(net, EpsilonGreedy(np.ones(n)), n, torch.device("cpu"),
+                                 np.random.default_rng(0))  # fmt: skip
+    return VectorActor([lambda: make_env(env_id)] * n, policy, pre, 6, 3, EndBehavior.ZERO_PAD,
+                       seed=seed)  # fmt: skip
+
+
+@pytest.mark.parametrize("env_id", ["CartPole-v1", "MiniGrid-Empty-5x5-v0"])
+def test_envs_step_and_reset_as_sync_vector_env(env_id):
+    """Same observations, rewards and flags, with each env reset on the step after its
+    episode ended (reward 0, neither flag), over several episodes of every env."""
+    n = 3
+    ours = actor(env_id, n)
+    ref = gym.vector.SyncVectorEnv([lambda: make_env(env_id)] * n)
+    obs, _ = ref.reset(seed=3)
+    pre = ours.preprocess
+    for k, v in pre(obs).items():
+        np.testing.assert_array_equal(ours._obs[k], v)
+    rng = np.random.default_rng(1)
+    autoreset, ends = np.zeros(n, bool), 0
+    for _ in range(300):
+        actions = rng.integers(0, ref.single_action_space.n, n)
+        ours._autoreset = autoreset
+        got = ours._step_envs(actions)
+        want = ref.step(actions)
+        for k, v in pre(want[0]).items():
+            np.testing.assert_array_equal(pre(got[0])[k], v)
+        for a, b in zip(got[1:], want[1:4]):
+            np.testing.assert_array_equal(a, b)
+            assert a.dtype == b.dtype
+        autoreset = want[2] | want[3]
+        ends += int(autoreset.sum())
+    assert ends >= 2 * n
+    ours.close()
+
+
+def test_update_weights_copies_in_place_and_refuses_other_weights():
+    a = actor("CartPole-v1", 2)
+    other = RecurrentQNetwork(a.preprocess.spec, 2, hidden=16, lstm=8)
+    a.update_weights(other.state_dict(), 7)
+    assert a.policy.version == 7
+    for k, v in a.policy.network.state_dict().items():
+        torch.testing.assert_close(v, other.state_dict()[k], rtol=0, atol=0)
+    assert a.step().env_steps == 2  # acts with them
+    wider = RecurrentQNetwork(a.preprocess.spec, 2, hidden=16, lstm=12)
+    with pytest.raises(RuntimeError, match="size mismatch"):
+        a.update_weights(wider.state_dict(), 8)
+    assert a.policy.version == 7
