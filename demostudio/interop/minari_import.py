@@ -8,14 +8,11 @@ re-simulation from the stored seed when that reproduces the stored steps."""
 
 from __future__ import annotations
 
-import dataclasses
 import json
-import os
 import re
 import secrets
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -25,20 +22,15 @@ import numpy as np
 from demostudio.episode import (
     EpisodeError,
     EpisodeWriter,
-    UnknownEnvError,
     env_folder_name,
-    env_metadata,
     index_nested,
-    make_env,
-    space_from_json,
-    space_to_json,
 )
-from demostudio.episode.attrs import GYM_ID, check_type
+from demostudio.episode.attrs import check_type
 from demostudio.episode.envs import spec_differences
 
 from .codec import flatten, info_row, rows, text
-from .minari_check import check_metadata, check_minari_file
-from .minari_store import EPISODE_ATTR, EXTRA_KEY, METADATA_KEY, datasets_root, require_minari
+from .minari_source import Source, open_source
+from .minari_store import EPISODE_ATTR, EXTRA_KEY, require_minari
 from .resimulate import Diverged, Resimulation
 
 _LOSSY_NOTE = (
@@ -62,140 +54,7 @@ _WRITER_ATTRS = (
 )
 
 
-@dataclass(frozen=True)
-class _Source:
-    """An opened Minari dataset and what every episode shares."""
-
-    dataset: Any
-    where: Path
-    dataset_id: str
-    observation_space: Any
-    action_space: Any
-    env_attrs: dict[str, Any]
-    frames_key: str | None
-    algorithm: str
-    authors: tuple[str, ...]
-    lossy_images: bool
-    """Minari stored image observations as JPEG: they come back approximately."""
-
-
-def _data_folder(dataset_id_or_path: str) -> Path | None:
-    """The ``data`` folder of a local dataset: the path given, its ``data``, or the id's
-    folder in the datasets root (where ``minari.load_dataset`` looks, nothing downloaded);
-    None when there is none."""
-    path = Path(dataset_id_or_path)
-    for data in (path / "data", path, datasets_root() / dataset_id_or_path / "data"):
-        if os.path.lexists(data / "metadata.json"):
-            return data
-    return None
-
-
-def _open(minari: Any, dataset_id_or_path: str) -> tuple[Any, Path]:
-    data = _data_folder(dataset_id_or_path)
-    if data is None:
-        raise EpisodeError(
-            dataset_id_or_path,
-            None,
-            f"expected a local Minari dataset id or folder, found neither (no metadata.json in "
-            f"it, its data folder or {datasets_root() / dataset_id_or_path / 'data'}; "
-            f"`minari download ID` fetches a remote one)",
-        )
-    check_metadata(data)  # before Minari sizes anything by it or makes an env from it
-    try:
-        return minari.MinariDataset(data), data
-    except FileNotFoundError as exc:
-        raise EpisodeError(
-            data, None, f"expected a local Minari dataset folder, cannot read it ({exc})"
-        ) from None
-    except (NotImplementedError, ValueError, KeyError, TypeError, AssertionError) as exc:
-        raise EpisodeError(
-            data,
-            "metadata.json",
-            f"expected a Minari dataset whose spaces can be recreated, got: "
-            f"{type(exc).__name__}: {exc}",
-        ) from None
-
-
-def _spaces(where: Path, dataset: Any) -> tuple[Any, Any]:
-    out = []
-    for key in ("observation_space", "action_space"):
-        space = getattr(dataset, key)
-        try:
-            out.append(space_from_json(space_to_json(space)))
-        except (TypeError, ValueError) as exc:
-            raise EpisodeError(where, key, f"cannot store this space: {exc}") from None
-    return out[0], out[1]
-
-
-def _env_attrs(where: Path, dataset: Any) -> dict[str, Any]:
-    spec = dataset.env_spec
-    if spec is None:
-        raise EpisodeError(
-            where,
-            "env_spec",
-            "expected an env spec to recreate the env (DemoStudio episodes name their env), "
-            "the dataset has none",
-        )
-    if not GYM_ID.check(spec.id):  # gymnasium would import the module a "module:Env" id names
-        raise EpisodeError(
-            where, "env_spec", f"expected its id to be {GYM_ID.name}, got {spec.id!r:.200}"
-        )
-    for key, reason in spec_differences(spec.id, dataclasses.asdict(spec)):
-        raise EpisodeError(where, f"env_spec.{key}", reason)
-    kwargs = {k: v for k, v in (spec.kwargs or {}).items() if k != "render_mode"}
-    try:
-        env = make_env(spec.id, kwargs, max_episode_steps=spec.max_episode_steps)
-    except UnknownEnvError as exc:
-        raise EpisodeError(where, "env_spec", f"cannot recreate the env: {exc}") from None
-    except Exception as exc:  # the env's own constructor rejected the stored kwargs
-        raise EpisodeError(
-            where, "env_spec", f"cannot recreate the env {spec.id!r}: {type(exc).__name__}: {exc}"
-        ) from None
-    try:
-        return env_metadata(env)
-    finally:
-        env.close()
-
-
-def _frames_key(dataset: Any) -> str | None:
-    exported = dataset.storage.metadata.get(METADATA_KEY)
-    if isinstance(exported, dict):
-        return exported.get("frames_info_key")
-    return None
-
-
-def _has_image(space: Any) -> bool:
-    from gymnasium import spaces
-    from minari.dataset.minari_storage import is_image_space
-
-    if isinstance(space, spaces.Dict):
-        return any(_has_image(s) for s in space.spaces.values())
-    if isinstance(space, spaces.Tuple):
-        return any(_has_image(s) for s in space.spaces)
-    return is_image_space(space)
-
-
-def _source(minari: Any, dataset_id_or_path: str) -> _Source:
-    dataset, where = _open(minari, dataset_id_or_path)
-    check_minari_file(dataset)  # before Minari reads an episode or an output folder exists
-    obs_space, act_space = _spaces(where, dataset)
-    metadata = dataset.storage.metadata
-    authors = metadata.get("author") or ()
-    return _Source(
-        dataset=dataset,
-        where=where,
-        dataset_id=str(dataset.id),
-        observation_space=obs_space,
-        action_space=act_space,
-        env_attrs=_env_attrs(where, dataset),
-        frames_key=_frames_key(dataset),
-        algorithm=str(metadata.get("algorithm_name") or ""),
-        authors=tuple(sorted(str(a) for a in authors)),
-        lossy_images=bool(dataset.storage.jpeg_encoding) and _has_image(dataset.observation_space),
-    )
-
-
-def _file_name(src: _Source, index: int, ours: dict[str, Any]) -> str:
+def _file_name(src: Source, index: int, ours: dict[str, Any]) -> str:
     name = ours.get("source_file")
     if isinstance(name, str) and re.fullmatch(r"[\w.-]+\.h5", name):
         return name
@@ -203,7 +62,7 @@ def _file_name(src: _Source, index: int, ours: dict[str, Any]) -> str:
     return f"{stem}-ep{index:05d}.h5"
 
 
-def _attrs(src: _Source, index: int, meta: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
+def _attrs(src: Source, index: int, meta: dict[str, Any], ours: dict[str, Any]) -> dict[str, Any]:
     if ours:
         return {k: v for k, v in ours.items() if k not in _WRITER_ATTRS}
     return {
@@ -222,7 +81,7 @@ def _attrs(src: _Source, index: int, meta: dict[str, Any], ours: dict[str, Any])
     }
 
 
-def _checked(src: _Source, where: str, key: str, value: Any) -> Any:
+def _checked(src: Source, where: str, key: str, value: Any) -> Any:
     """``value`` if it has the type root attribute ``key`` of an episode file must have, else
     EpisodeError naming ``where/key`` in the dataset."""
     try:
@@ -231,7 +90,7 @@ def _checked(src: _Source, where: str, key: str, value: Any) -> Any:
         raise EpisodeError(src.where, f"{where}/{key}", exc.reason) from None
 
 
-def _seed(src: _Source, index: int, seed: Any) -> int | None:
+def _seed(src: Source, index: int, seed: Any) -> int | None:
     """Episode ``index``'s reset seed (Minari stores an HDF5 integer, read as numpy's),
     checked as an episode file's: gymnasium refuses a negative one."""
     if isinstance(seed, np.integer):
@@ -239,7 +98,7 @@ def _seed(src: _Source, index: int, seed: Any) -> int | None:
     return _checked(src, f"episode_{index}", "seed", seed)
 
 
-def _check_rows(src: _Source, episode: Any) -> None:
+def _check_rows(src: Source, episode: Any) -> None:
     n = len(episode.rewards)
     where = f"episode_{episode.id}"
     expected = {
@@ -259,7 +118,7 @@ def _check_rows(src: _Source, episode: Any) -> None:
             )
 
 
-def _ours(src: _Source, episode_id: int, raw: Any) -> dict[str, Any]:
+def _ours(src: Source, episode_id: int, raw: Any) -> dict[str, Any]:
     """The attributes a DemoStudio export embedded in episode ``episode_id``, checked as an
     episode file's are: they become the imported file's, and its ``env_id`` is the env a
     re-simulation makes (a "module:Env" id would import that module)."""
@@ -281,7 +140,7 @@ def _ours(src: _Source, episode_id: int, raw: Any) -> dict[str, Any]:
 class _Episode:
     """One Minari episode, split into what the writer takes."""
 
-    def __init__(self, src: _Source, episode: Any, meta: dict[str, Any]):
+    def __init__(self, src: Source, episode: Any, meta: dict[str, Any]):
         _check_rows(src, episode)
         self.episode = episode
         self.length = len(episode.rewards)
@@ -315,7 +174,7 @@ class _Episode:
     def write(
         self,
         path: Path,
-        src: _Source,
+        src: Source,
         attrs: dict[str, Any],
         resim: Resimulation | None,
     ) -> None:
@@ -364,7 +223,7 @@ class _Episode:
 
 
 def _import_episode(
-    src: _Source,
+    src: Source,
     index: int,
     episode: Any,
     meta: dict[str, Any],
@@ -426,7 +285,7 @@ def import_minari(
     without frames, with the reason in its ``notes`` and passed to ``note``. A dataset whose
     spaces or env cannot be recreated raises EpisodeError and imports nothing."""
     minari = require_minari()
-    src = _source(minari, str(dataset_id_or_path))
+    src = open_source(minari, str(dataset_id_or_path))
     if src.lossy_images and note is not None:
         note(f"{src.dataset_id}: {_LOSSY_NOTE.strip()}")
     final = Path(out_dir) / env_folder_name(str(src.env_attrs["env_id"]))
