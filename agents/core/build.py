@@ -115,8 +115,8 @@ def check_memory(agent: Agent, info: EnvInfo) -> None:
     available = footprint.available_memory()
 
     def parts(count_demos: bool) -> list[footprint.Part]:
-        spec, n = info.preprocess.spec, info.num_actions
-        return footprint.estimate(agent.cfg, spec, n, params, agent.uses_replay, count_demos)
+        sizes = agent.memory_sizes(count_demos)
+        return footprint.estimate(sizes, info.preprocess.spec, info.num_actions, params)
 
     try:
         footprint.check_fits(parts(count_demos=False), available)

@@ -11,46 +11,41 @@ gradients (RND's fixed random target) is held and checkpointed but not trained.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
 
 from agents.core.batch import Loss, Sample, to_torch
-from agents.core.config import ConfigGroup
 from agents.core.targets import TargetRule, make_target
 
 
-def diverged_message(cfg: Any, update: int, what: str, value: float) -> str:
-    """One line for a non-finite loss: the config's divergence-relevant fields
-    (:meth:`~agents.core.config.ConfigGroup.divergence_fields`, each group's own) given a
-    value other than their default (the likely cause), else the flag of the learning rate
-    (the config's ``learning_rate_field``)."""
-    changed = []
-    if isinstance(cfg, ConfigGroup):
-        diverging = cfg.divergence_fields()
-        for f in dataclasses.fields(cfg):
-            if f.name in diverging and f.default is not dataclasses.MISSING:
-                v = getattr(cfg, f.name)
-                if v != f.default:
-                    changed.append(f"--{f.name.replace('_', '-')} {v:g}")
-    lr = "--" + getattr(cfg, "learning_rate_field", "learning_rate").replace("_", "-")
-    hint = (
-        f"check {', '.join(changed)}"
-        if changed
-        else f"lower {lr} (now {float(getattr(cfg, 'learning_rate', math.nan)):g})"
-    )
+def diverged_message(hint: str, update: int, what: str, value: float) -> str:
+    """One line for a non-finite loss, with the config's ``hint``
+    (:meth:`~agents.core.config.ConfigGroup.divergence_hint`: the changed fields that can
+    make the learner diverge, else the learning rate's flag)."""
     return f"training diverged: the {what} became {value} at update {update} ({hint})"
+
+
+class OptimSettings(Protocol):
+    """What the learner reads of its config (OptimConfig's fields, or an algorithm's
+    properties of the same names), and the config's hint for a diverged run."""
+
+    learning_rate: float
+    adam_eps: float
+    adam_beta1: float
+    max_grad_norm: float
+
+    def divergence_hint(self) -> str: ...
 
 
 class Learner:
     def __init__(
         self,
         networks: Mapping[str, torch.nn.Module],
-        cfg: Any,
+        cfg: OptimSettings,
         device: torch.device,
         loss: Loss,
         targets: Mapping[str, TargetRule] | None = None,
@@ -117,7 +112,8 @@ class Learner:
             # before the step: the weights stay as they were (finite)
             bad = loss_value if not math.isfinite(loss_value) else norm_value
             what = "loss" if not math.isfinite(loss_value) else "gradient norm"
-            raise ValueError(diverged_message(self.cfg, self.updates + 1, what, bad))
+            hint = self.cfg.divergence_hint()
+            raise ValueError(diverged_message(hint, self.updates + 1, what, bad))
         self.optimizer.step()
         self.updates += 1
         for name, rule in self.rules.items():

@@ -13,6 +13,7 @@ from agents.core.agent import EnvInfo
 from agents.core.batch import Loss
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
+from agents.core.footprint import Sizes, Store
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import TrainResult, train
@@ -41,6 +42,14 @@ class R2D3(R2D2):
 
     def keep_episodes(self) -> bool:
         return self.cfg.episode_memory_ratio > 0
+
+    def memory_sizes(self, count_demos: bool) -> Sizes:
+        sizes = super().memory_sizes(count_demos)
+        if not self.cfg.episode_memory_ratio:
+            return sizes
+        capacity = self.cfg.episode_memory_capacity
+        memory = Store("the episode memory", f"--episode-memory-capacity {capacity}", capacity)
+        return sizes._replace(stores=(*sizes.stores, memory))
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
         cfg = self.cfg

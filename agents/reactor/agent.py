@@ -24,6 +24,7 @@ from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
+from agents.core.footprint import Sizes
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample, epsilon_ladder
@@ -81,6 +82,14 @@ class Reactor(Agent):
 
     def target_rules(self) -> dict[str, TargetRule]:
         return {"main": Polyak(1.0 - self.cfg.average_tau)}
+
+    def memory_sizes(self, count_demos: bool) -> Sizes:
+        """The critic's atoms size its outputs (when distributional) and name a flag."""
+        cfg, sizes = self.cfg, super().memory_sizes(count_demos)
+        return sizes._replace(
+            widths=(*sizes.widths, ("num_atoms", cfg.num_atoms)),
+            outputs_per_action=cfg.num_atoms if cfg.distributional else 1,
+        )
 
     def loss(self) -> Loss:
         return reactor_learner_loss
