@@ -33,6 +33,9 @@ def require_unit(cfg: object, names: tuple[str, ...]) -> None:
             raise ValueError(f"{_flag(name)}: expected in [0, 1], got {v}")
 
 
+G = TypeVar("G", bound="ConfigGroup")
+
+
 def _number(v: float) -> str:
     return str(v) if isinstance(v, int) else f"{v:g}"
 
@@ -82,6 +85,14 @@ class ConfigGroup:
         for klass in cls.__mro__:
             found.update(klass.__dict__.get("diverging", ()))
         return frozenset(found & names)
+
+    def group(self, cls: type[G]) -> G:
+        """This config's values of the group ``cls`` (one of its bases) alone, as a ``cls``:
+        a part built from it sees its own settings and nothing else of the config."""
+        if not isinstance(self, cls):
+            raise TypeError(f"expected a group of {type(self).__name__}, got {cls.__name__}")
+        values = vars(self)
+        return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls) if f.init})
 
     def divergence_hint(self) -> str:
         """What a diverged run is told to check: the ``diverging`` fields given a value other
