@@ -23,8 +23,9 @@ from agents.dqfd.config import DQfDSettings
 from demostudio.episode import find_episodes
 
 GIL_SWITCH_SECONDS = 0.001
-"""The trainer thread hands the interpreter to the window's thread at least this often (the
-default 5 ms made the window drop from ~21 to ~12 steps/s of 30 on a busy two-core machine)."""
+"""The trainer thread hands the interpreter to the window's thread at least this often:
+with Python's default (5 ms) the trainer holds it long enough that the window falls behind
+its real-time rate on a busy machine."""
 
 
 def settle_config(cfg: Any) -> None:
