@@ -19,7 +19,7 @@ from agents.core.checkpoint import CheckpointError, save_checkpoint
 from agents.core.config import DemoConfig, ReplayAgentConfig, config_to_dict
 from agents.core.controller import AgentController
 from agents.core.demos import context_demos, demo_sequences
-from agents.core.learner import Learner
+from agents.core.learner import Learner, Optim
 from agents.core.logger import read_metrics
 from agents.core.losses import unroll
 from agents.core.mixing import DataSource
@@ -244,7 +244,9 @@ def _learner(rule, **cfg_fields):
         q = unroll(learner.network, batch, 0).q
         return LossOutput((q**2).mean(), metrics={})
 
-    return Learner({"main": net}, cfg, torch.device("cpu"), loss, {"main": rule})
+    return Learner(
+        {"main": net}, cfg, torch.device("cpu"), loss, {"main": rule}, optim=Optim.of(cfg)
+    )
 
 
 def _batch():
