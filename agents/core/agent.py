@@ -17,6 +17,8 @@ What the run shell asks of an agent, in order (``ctx`` is the run's
       build_networks(env)         -> {name: module}   called more than once (first on torch's
                                              meta device, to count and check sizes): pure,
                                              it sets nothing on the agent
+      memory_sizes(count_demos)   -> Sizes   what sizes the run's memory (its buffers,
+                                             widths, batch), for the check before building
         network_specs(env) / heads()                  what the default build reads
       loss(), target_rules(), param_groups(networks)  -> the learner
       sources(ctx)                -> [DataSource]  extra named sources besides the agent

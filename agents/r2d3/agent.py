@@ -11,8 +11,10 @@ from typing import Any
 from agents.core.actor import FinishedEpisode
 from agents.core.agent import EnvInfo
 from agents.core.batch import Loss
+from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
+from agents.core.demos import DemoReplaySpec
 from agents.core.footprint import Sizes, Store
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
@@ -29,7 +31,7 @@ class R2D3(R2D2):
 
     def __init__(self, cfg: R2D3Config):
         super().__init__(cfg)
-        self.demo_mix = DemoMix(cfg)
+        self.demo_mix = DemoMix(cfg.group(DemoMixConfig))
         self.memory: EpisodeMemory | None = None
 
     def configure(self, env: EnvInfo) -> None:
@@ -53,7 +55,7 @@ class R2D3(R2D2):
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
         cfg = self.cfg
-        sources = [self.demo_mix.source(ctx)]
+        sources = [self.demo_mix.source(DemoReplaySpec.of(cfg), ctx)]
         if cfg.episode_memory_ratio > 0:
             buf = PrioritizedSequenceReplay(
                 cfg.episode_memory_capacity, cfg.priority_alpha, cfg.priority_beta,

@@ -22,8 +22,10 @@ import numpy as np
 
 from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
+from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
+from agents.core.demos import DemoReplaySpec
 from agents.core.footprint import Sizes
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
@@ -43,7 +45,7 @@ class Reactor(Agent):
 
     def __init__(self, cfg: ReactorConfig):
         super().__init__(cfg)
-        self.demo_mix = DemoMix(cfg) if cfg.demos else None
+        self.demo_mix = DemoMix(cfg.group(DemoMixConfig)) if cfg.demos else None
         self.num_actions = 0
         self.learning_rate = LinearSchedule(
             cfg.learning_rate, cfg.learning_rate_final, cfg.learning_rate_steps
@@ -111,7 +113,9 @@ class Reactor(Agent):
         return [replay_ratio_phase(self.cfg)]
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
-        return [] if self.demo_mix is None else [self.demo_mix.source(ctx)]
+        if self.demo_mix is None:
+            return []
+        return [self.demo_mix.source(DemoReplaySpec.of(self.cfg), ctx)]
 
     def start(self, ctx: RunContext) -> None:
         self._set_learning_rate(ctx)

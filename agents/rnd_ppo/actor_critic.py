@@ -40,7 +40,7 @@ import torch
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.batch import LearnerView, Loss, LossOutput, TorchBatch, to_torch, uniform_sample
 from agents.core.context import RunContext
-from agents.core.demos import context_demos, demo_sequences
+from agents.core.demos import DemoFiles, context_demos, demo_sequences
 from agents.core.footprint import Rollout, Sizes
 from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
@@ -162,7 +162,7 @@ class OnPolicyActorCritic(Agent):
             plain = make_env(cfg.env, cfg, cfg.make_kwargs())
             preprocess = Preprocessor(policy_spec(preprocess.spec), preprocess.is_dict)
         try:
-            demos = context_demos(cfg, ctx, plain)
+            demos = context_demos(DemoFiles.of(cfg), ctx, plain)
         finally:
             if plain is not None:
                 plain.close()

@@ -40,8 +40,7 @@ class CoachSettings:
     reads them back as demos."""
 
     def check(self) -> None:
-        for name in ("fps", "zoom"):
-            v = getattr(self, name)
+        for name, v in (("fps", self.fps), ("zoom", self.zoom)):
             if v is not None and not v > 0:
                 raise CommandError(f"--{name}: expected a number > 0, got {v}")
         if not 0.0 <= self.coach_epsilon <= 1.0:
