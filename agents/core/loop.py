@@ -120,8 +120,10 @@ class Loop:
         if gate is None or not gate.due(ctx.counters.env_steps, spent):
             return
         seed = gate.test_seed(self.run_cfg.seed, clock)
+        run = self.run_cfg
         result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon,
-                          label=f"gate test @ {ctx.counters.env_steps} env steps")  # fmt: skip
+                          label=f"gate test @ {ctx.counters.env_steps} env steps",
+                          epsilon=run.eval_epsilon, progress=run.progress)  # fmt: skip
         steps = int(sum(result.lengths))
         ctx.counters.env_steps += steps
         ctx.counters.gate_steps = spent + steps
@@ -146,7 +148,8 @@ class Loop:
         env_steps = ctx.counters.env_steps
         deployed = ctx.gate.weights if ctx.gate is not None else None
         result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock, weights=deployed,
-                          label=f"evaluating @ {env_steps} env steps")  # fmt: skip
+                          label=f"evaluating @ {env_steps} env steps", epsilon=cfg.eval_epsilon,
+                          progress=cfg.progress)  # fmt: skip
         ctx.evals.append((env_steps, result.mean))
         ctx.logger.log(
             "eval",
