@@ -1,5 +1,7 @@
 """``demostudio coach ALGO --env ENV [--demos DIR] ...``: train while watching the current
-policy play, and correct it by taking over (T). See :mod:`agents.coach` for the threads.
+policy play, and correct it by taking over (T). The command parses the flags, checks what
+only the app can (the key map, the sample demos) and builds the window; the trainer thread
+is :mod:`agents.coach_run`'s, what the two threads share :mod:`agents.coach`'s.
 
 torch and ``agents`` are imported inside the command only; ``demostudio coach ALGO --help``
 lists the algorithm's training flags and the window's.
