@@ -330,13 +330,14 @@ def remove_made(made: Sequence[Path]) -> None:
 def check_demo_envs(cfg: CompareSettings, specs: Sequence[RunSpec], demos: DemoInfo) -> None:
     """Every run's config builds (its overrides exist) and the demos were recorded on the
     env of each run that learns from them: before OUT is made, not when that run starts."""
+    from agents.core.config import DemoConfig
     from agents.core.demos import check_demo_env
 
     accepted = set()
     for spec in specs:
         run_cfg = build_config(spec)
-        if getattr(run_cfg, "demos", None):
-            accepted.add(getattr(run_cfg, "demo_env_override", None))
+        if isinstance(run_cfg, DemoConfig) and run_cfg.demos:
+            accepted.add(run_cfg.demo_env_override)
     for accept in accepted:
         for path in demos.paths:
             check_demo_env(path, cfg.env, accept)

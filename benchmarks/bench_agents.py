@@ -95,7 +95,7 @@ def time_learner(
     """Seconds per learner update on batches without / with episode ends, measured in
     alternating blocks so that load from other processes hits both alike."""
     from agents.core.agent import EnvInfo
-    from agents.core.learner import Learner
+    from agents.core.learner import Learner, Optim
     from agents.core.networks import RecurrentNetwork
     from agents.core.preprocess import make_preprocessor
     from agents.r2d2 import R2D2
@@ -106,7 +106,7 @@ def time_learner(
     agent = R2D2(cfg)
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     nets = {k: RecurrentNetwork(s) for k, s in agent.network_specs(info).items()}
-    learner = Learner(nets, cfg, device, agent.loss(), agent.target_rules())
+    learner = Learner(nets, cfg, device, agent.loss(), agent.target_rules(), optim=Optim.of(cfg))
     rng = np.random.default_rng(0)
     spec, n = info.preprocess.spec, info.num_actions
     kinds = {

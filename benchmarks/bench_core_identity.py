@@ -9,6 +9,10 @@ means to change nothing must leave every hash as it was.
               "counters": {...}, "updates": n, "seconds": s}}
   python benchmarks/bench_core_identity.py --compare A.json B.json
       the cases whose hashes or counters differ (exit 1 if any)
+  python benchmarks/bench_core_identity.py --baseline-src DIR [--out FILE]
+      every case run on the tree in DIR (a ``git archive`` of the commit to compare with)
+      and on this one, one after the other, then compared: {"before": ..., "after": ...,
+      "differences": [...]} (exit 1 if any)
 
 ``weights`` covers the learner's networks and their target copies, ``optimizer`` Adam's
 state, ``agent_state`` what the agent checkpoints of its own (RND statistics, episode
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -159,6 +164,8 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="cases to run (default: all)")
     parser.add_argument("--out", type=Path, help="also write the JSON here")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
+    parser.add_argument("--baseline-src", type=Path, metavar="DIR",
+                        help="run every case on the tree in DIR too, and compare")  # fmt: skip
     parser.add_argument("--case", help=argparse.SUPPRESS)  # one case, in a child process
     args = parser.parse_args()
     if args.compare:
@@ -173,22 +180,39 @@ def main() -> None:
     unknown = [n for n in names if n not in CASES and n not in RESUMED]
     if unknown:
         parser.error(f"--only: expected cases of {[*CASES, *RESUMED]}, got {unknown}")
-    results = {}
+    trees = {"after": ROOT} if args.baseline_src is None else {
+        "before": args.baseline_src.resolve(), "after": ROOT}  # fmt: skip
+    results: dict[str, dict[str, Any]] = {which: {} for which in trees}
     for name in names:  # a process per case: no state carried from one run to the next
-        proc = subprocess.run(
-            [sys.executable, __file__, "--case", name],
-            capture_output=True, text=True, cwd=ROOT,
-        )  # fmt: skip
-        if proc.returncode != 0:
-            sys.exit(f"{name}: failed\n{proc.stderr[-3000:]}")
-        results[name] = json.loads(proc.stdout.strip().splitlines()[-1])
-        print(f"{name}: {results[name]['weights'][:12]} {results[name]['seconds']}s",
-              file=sys.stderr)  # fmt: skip
-    text = json.dumps(results, indent=2)
+        for which, root in trees.items():
+            results[which][name] = _run_in(root, name)
+            print(f"{which} {name}: {results[which][name]['weights'][:12]} "
+                  f"{results[which][name]['seconds']}s", file=sys.stderr)  # fmt: skip
+    if args.baseline_src is None:
+        out: dict[str, Any] = results["after"]
+    else:
+        diffs = compare(results["before"], results["after"])
+        out = {**results, "differences": diffs}
+    text = json.dumps(out, indent=2)
     print(text)
     if args.out:
         args.out.parent.mkdir(parents=True, exist_ok=True)
         args.out.write_text(text + "\n", encoding="utf-8")
+    if args.baseline_src is not None and out["differences"]:
+        sys.exit(1)
+
+
+def _run_in(root: Path, name: str) -> dict[str, Any]:
+    """Case ``name`` in a child process on the tree at ``root`` (its own copy of this
+    script, its packages first on the path)."""
+    env = dict(os.environ, PYTHONPATH=str(root))
+    proc = subprocess.run(
+        [sys.executable, str(root / "benchmarks" / "bench_core_identity.py"), "--case", name],
+        capture_output=True, text=True, cwd=root, env=env,
+    )  # fmt: skip
+    if proc.returncode != 0:
+        sys.exit(f"{name} ({root}): failed\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 if __name__ == "__main__":

@@ -205,7 +205,7 @@ def update_timing(workload: str) -> dict:
     import torch
 
     from agents.core.agent import EnvInfo
-    from agents.core.learner import Learner
+    from agents.core.learner import Learner, Optim
     from agents.core.preprocess import make_preprocessor
     from agents.r2d2 import R2D2, R2D2Config
     from benchmarks.bench_agents import fake_batch
@@ -220,7 +220,7 @@ def update_timing(workload: str) -> dict:
     agent = R2D2(cfg)
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     learner = Learner(agent.build_networks(info), cfg, torch.device("cpu"), agent.loss(),
-                      agent.target_rules())  # fmt: skip
+                      agent.target_rules(), optim=Optim.of(cfg))  # fmt: skip
     rng = np.random.default_rng(0)
     samples = [fake_batch(cfg, info.preprocess.spec, 2, False, rng) for _ in range(10)]
     for s in samples[:5]:  # one sequence in six starts its episode (its burn-in is learned)

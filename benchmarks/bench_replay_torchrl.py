@@ -6,7 +6,7 @@ says so and exits 0.
 
 One synthetic CartPole-like stream (obs dim 4, ``num_actors`` envs, random episode lengths,
 LSTM state stored with every step) is cut into the project's sequences with its own
-:class:`SequenceWriter` (default :class:`CoreConfig`: burn-in + trace + 1 steps, a new
+:class:`SequenceWriter` (default :class:`ReplayAgentConfig`: burn-in + trace + 1 steps, a new
 sequence every ``period`` steps, zero-padded ends). Each implementation is filled to
 capacity first, then timed per call (median and p99):
 
@@ -45,7 +45,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.core.config import CoreConfig
+from agents.core.config import ReplayAgentConfig
 from agents.core.replay import PrioritizedSequenceReplay, sequence_priority
 from agents.core.sequences import EndBehavior, SequenceBatch, SequenceWriter, concat_batches
 
@@ -89,7 +89,7 @@ class Stream:
         """``[E, obs]`` the observation after step ``t`` (the final one where it ended)."""
         return np.where(self.done[t][:, None], self.final_obs[t], self.obs[t + 1])
 
-    def sequences(self, cfg: CoreConfig) -> list[SequenceBatch | None]:
+    def sequences(self, cfg: ReplayAgentConfig) -> list[SequenceBatch | None]:
         """Per actor step, the sequences it completed, cut as the project's actor does."""
         end = EndBehavior(cfg.end_behavior)
         writers = [SequenceWriter(cfg.sequence_length, cfg.period, end) for _ in range(self.envs)]
@@ -164,7 +164,7 @@ def prioritized_available() -> str | None:
     return None
 
 
-def torchrl_sequence_buffer(cfg: CoreConfig, prioritized: bool):
+def torchrl_sequence_buffer(cfg: ReplayAgentConfig, prioritized: bool):
     from torchrl.data import LazyTensorStorage, PrioritizedSampler, RandomSampler, ReplayBuffer
 
     if prioritized:
@@ -176,7 +176,7 @@ def torchrl_sequence_buffer(cfg: CoreConfig, prioritized: bool):
     return ReplayBuffer(storage=LazyTensorStorage(cfg.replay_capacity), sampler=sampler)
 
 
-def torchrl_slice_buffer(cfg: CoreConfig, capacity_steps: int, prioritized: bool):
+def torchrl_slice_buffer(cfg: ReplayAgentConfig, capacity_steps: int, prioritized: bool):
     from torchrl.data import (
         LazyTensorStorage,
         PrioritizedSliceSampler,
@@ -215,7 +215,7 @@ def timed(fn, *args):
     return out, time.perf_counter() - t0
 
 
-def fake_td(rng: np.random.Generator, cfg: CoreConfig) -> tuple[np.ndarray, np.ndarray]:
+def fake_td(rng: np.random.Generator, cfg: ReplayAgentConfig) -> tuple[np.ndarray, np.ndarray]:
     """``[B, trace]`` |td| and learned mask as the learner returns them (a few padded steps)."""
     td = np.abs(rng.standard_normal((cfg.batch_size, cfg.trace))).astype(np.float32)
     mask = rng.random((cfg.batch_size, cfg.trace)) > 0.05
@@ -403,7 +403,7 @@ def main() -> None:
     torch.set_num_threads(1)
     torch.manual_seed(0)
     np.random.seed(0)  # noqa: NPY002 (torchrl's CPU prioritized sampler draws from it)
-    cfg = CoreConfig()
+    cfg = ReplayAgentConfig()
     rng = np.random.default_rng(0)
     # fill: enough actor steps for the replay to wrap (capacity sequences, one per period)
     fill = int(1.1 * cfg.replay_capacity * cfg.period / cfg.num_actors)

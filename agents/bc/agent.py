@@ -17,7 +17,7 @@ from agents.bc.validate import validation_loss
 from agents.core.agent import Agent, Phase
 from agents.core.batch import Loss
 from agents.core.context import RunContext
-from agents.core.demos import DemoSet, context_demos, demo_sequences
+from agents.core.demos import DemoFiles, DemoSet, context_demos, demo_sequences
 from agents.core.mixing import DataSource, ReplayMix
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector
@@ -67,8 +67,8 @@ class BC(Agent):
         return DataSource("demos", buf, demo=True)
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
-        self.split = split_episodes(context_demos(self.cfg, ctx), self.cfg.val_fraction,
-                                    self.cfg.seed)  # fmt: skip
+        demos = context_demos(DemoFiles.of(self.cfg), ctx)
+        self.split = split_episodes(demos, self.cfg.val_fraction, self.cfg.seed)
         self.val_seqs = self.cut(ctx, self.split.val) if self.split.val.paths else None
         self.stopper = EarlyStopping(
             self.cfg.patience if self.val_seqs is not None else 0, self.cfg.min_delta

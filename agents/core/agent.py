@@ -17,6 +17,8 @@ What the run shell asks of an agent, in order (``ctx`` is the run's
       build_networks(env)         -> {name: module}   called more than once (first on torch's
                                              meta device, to count and check sizes): pure,
                                              it sets nothing on the agent
+      memory_sizes(count_demos)   -> Sizes   what sizes the run's memory (its buffers,
+                                             widths, batch), for the check before building
         network_specs(env) / heads()                  what the default build reads
       loss(), target_rules(), param_groups(networks)  -> the learner
       sources(ctx)                -> [DataSource]  extra named sources besides the agent
@@ -56,8 +58,16 @@ import numpy as np
 import torch
 
 from agents.core.batch import Loss
-from agents.core.config import NetworkConfig
+from agents.core.config import (
+    DemoConfig,
+    DemoReplayConfig,
+    NetworkConfig,
+    NetworkWidths,
+    OptimConfig,
+    ReplayConfig,
+)
 from agents.core.context import EnvInfo, RunContext
+from agents.core.footprint import Sizes, Store, demo_store
 from agents.core.layout import with_layout
 from agents.core.mirror import env_reflection
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
@@ -198,6 +208,26 @@ class Agent(ABC):
     @abstractmethod
     def loss(self) -> Loss:
         """``loss(learner, batch) -> LossOutput`` (|TD| for priorities optional)."""
+
+    def memory_sizes(self, count_demos: bool) -> Sizes:
+        """What sizes the run's memory (:mod:`agents.core.footprint`), from the core's
+        groups: the agent replay, the demo replay (``count_demos``: the demos it will hold,
+        else --demo-capacity), the widths and a learner batch. An algorithm with buffers,
+        heads or networks of its own adds them."""
+        cfg = self.cfg
+        hidden, lstm = (cfg.hidden, cfg.lstm) if isinstance(cfg, NetworkWidths) else (0, 0)
+        stores = []
+        if self.uses_replay and isinstance(cfg, ReplayConfig):
+            capacity = int(cfg.replay_capacity)
+            stores.append(Store("the agent replay", f"--replay-capacity {capacity}", capacity))
+        demo_replay = isinstance(cfg, DemoReplayConfig) and isinstance(cfg, DemoConfig)
+        if demo_replay and cfg.demo_capacity and cfg.demos:
+            demos, capacity = tuple(cfg.demos), int(cfg.demo_capacity)
+            stores.append(demo_store(demos, int(cfg.period), capacity, count_demos))
+        batch = int(cfg.batch_size) if isinstance(cfg, OptimConfig) else 0
+        widths = (("hidden", hidden), ("lstm", lstm)) if isinstance(cfg, NetworkWidths) else ()
+        return Sizes(int(cfg.sequence_length), int(hidden), int(lstm), widths, tuple(stores),
+                     batch, f"--batch-size {batch}")  # fmt: skip
 
     # --- environment ----------------------------------------------------------------------
     def make_env(self, render_mode: str | None = None) -> gym.Env:

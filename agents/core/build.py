@@ -17,7 +17,7 @@ from agents.core.agent import Agent
 from agents.core.config import DemoConfig, InteractConfig, ReplayConfig, config_to_dict
 from agents.core.context import EnvInfo, RunContext
 from agents.core.gate import DeployGate
-from agents.core.learner import Learner
+from agents.core.learner import Learner, Optim
 from agents.core.logger import RunLogger
 from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
 from agents.core.preprocess import make_preprocessor
@@ -70,9 +70,8 @@ def build_run(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
     agent.configure(info)
     check_memory(agent, info)
     networks = build_networks(agent, info, run_dir, payload)
-    learner = Learner(
-        networks, cfg, device, agent.loss(), agent.target_rules(), agent.param_groups(networks)
-    )
+    learner = Learner(networks, cfg, device, agent.loss(), agent.target_rules(),
+                      agent.param_groups(networks), optim=Optim.of(cfg))  # fmt: skip
     ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
     ctx.rng = np.random.default_rng(cfg.seed + 3)
     if payload is not None:
@@ -115,8 +114,8 @@ def check_memory(agent: Agent, info: EnvInfo) -> None:
     available = footprint.available_memory()
 
     def parts(count_demos: bool) -> list[footprint.Part]:
-        spec, n = info.preprocess.spec, info.num_actions
-        return footprint.estimate(agent.cfg, spec, n, params, agent.uses_replay, count_demos)
+        sizes = agent.memory_sizes(count_demos)
+        return footprint.estimate(sizes, info.preprocess.spec, info.num_actions, params)
 
     try:
         footprint.check_fits(parts(count_demos=False), available)

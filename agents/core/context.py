@@ -138,7 +138,7 @@ class RunContext:
 
                 self._pool = RayActorPool(
                     self.actor_specs(procs),
-                    self.cfg,
+                    self.cfg.group(ActorProcsConfig),
                     self.cfg.torch_threads,
                     self.cfg.progress,
                     while_starting=self.learner.warm_up,

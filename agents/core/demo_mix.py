@@ -3,9 +3,10 @@ linearly annealed per-element ratio (DemoMixConfig), reported as ``demo_ratio``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from agents.core.demos import demo_source
+from agents.core.config import DemoMixConfig
+from agents.core.demos import DemoReplaySpec, demo_source
 from agents.core.mixing import DataSource, LinearSchedule
 
 if TYPE_CHECKING:
@@ -13,12 +14,14 @@ if TYPE_CHECKING:
 
 
 class DemoMix:
-    def __init__(self, cfg: Any):
-        self.schedule = LinearSchedule(cfg.demo_ratio, cfg.demo_ratio_final, cfg.demo_ratio_steps)
-        self.cfg = cfg
+    def __init__(self, mix: DemoMixConfig):
+        """``mix``: the config's DemoMixConfig group (:meth:`ConfigGroup.group`)."""
+        self.schedule = LinearSchedule(mix.demo_ratio, mix.demo_ratio_final, mix.demo_ratio_steps)
 
-    def source(self, ctx: RunContext) -> DataSource:
-        return demo_source(self.cfg, ctx, self.schedule)
+    def source(self, spec: DemoReplaySpec, ctx: RunContext) -> DataSource:
+        """The demo replay built from ``spec`` (settled once the run's env is), drawn from at
+        the mix's ratio."""
+        return demo_source(spec, ctx, self.schedule)
 
     def metrics(self, env_steps: int) -> dict[str, float]:
         return {"demo_ratio": self.schedule(env_steps)}

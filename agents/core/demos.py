@@ -27,6 +27,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from agents.core.config import DemoConfig, RunConfig
 from agents.core.demo_report import demo_report
 from agents.core.mixing import DataSource
 from agents.core.networks import RecurrentNetwork
@@ -265,71 +266,118 @@ def demo_sequences(
     return concat_batches(parts)
 
 
-def context_demos(cfg: Any, ctx: RunContext, env: gym.Env | None = None) -> DemoSet:
-    """The demos of ``cfg.demos`` checked against the run's env, or ``env`` where the run's
+class DemoFiles(NamedTuple):
+    """Which demos a run loads and how they are checked against its env (DemoConfig)."""
+
+    paths: tuple[Path, ...]
+    env_id: str | None
+    """The run's env (settled: ``--env`` or the demos' own)."""
+    accept_env_id: str | None
+    """``--demo-env-override``: the env id the demos may have been recorded on instead."""
+    steps: str
+    """``--demo-steps``: ``person`` or ``all``."""
+
+    @classmethod
+    def of(cls, cfg: DemoConfig) -> DemoFiles:
+        env = cfg.env if isinstance(cfg, RunConfig) else None
+        return cls(tuple(cfg.demos or ()), env, cfg.demo_env_override, cfg.demo_steps)
+
+
+class DemoReplaySpec(NamedTuple):
+    """What the demo replay is built from: explicit values of the DemoConfig,
+    DemoReplayConfig, ReplayConfig, SequenceConfig and RunConfig groups."""
+
+    files: DemoFiles
+    required: bool
+    """Demos are required (a config whose ``demos_required`` is False starts empty)."""
+    capacity: int
+    kind: str
+    priority_alpha: float
+    priority_beta: float
+    priority_eta: float
+    seed: int
+    """The buffer's seed (the run's + 11)."""
+    sequence_length: int
+    period: int
+    end_behavior: EndBehavior
+    burn_in: int
+
+    @classmethod
+    def of(cls, cfg: Any) -> DemoReplaySpec:
+        """From a config with those groups (R2D3, DQfD, SQIL, Reactor)."""
+        return cls(DemoFiles.of(cfg), cfg.demos_required, cfg.demo_capacity,
+                   cfg.demo_replay_kind, cfg.priority_alpha, cfg.priority_beta,
+                   cfg.priority_eta, cfg.seed + 11, cfg.sequence_length, cfg.period,
+                   EndBehavior(cfg.end_behavior), cfg.burn_in)  # fmt: skip
+
+
+def context_demos(files: DemoFiles, ctx: RunContext, env: gym.Env | None = None) -> DemoSet:
+    """The demos of ``files`` checked against the run's env, or ``env`` where the run's
     adds leaves the recordings lack (counts into ``ctx.extras``)."""
     env = ctx.env if env is None else env
-    demos = load_demos(cfg.demos, cfg.env, env, cfg.demo_env_override, cfg.demo_steps)
+    demos = load_demos(files.paths, files.env_id, env, files.accept_env_id, files.steps)
     ctx.extras["demo_episodes"] = len(demos.paths)
     ctx.extras["demo_steps"] = demos.steps
-    ctx.extras["demo_report"] = demo_report(demos, cfg.demos)  # printed once the run starts
+    ctx.extras["demo_report"] = demo_report(demos, files.paths)  # printed once the run starts
     return demos
 
 
-def empty_demo_replay(cfg: Any) -> PrioritizedSequenceReplay:
-    """The demo replay's buffer, empty (``cfg``: DemoReplayConfig + ReplayConfig)."""
+def empty_demo_replay(spec: DemoReplaySpec) -> PrioritizedSequenceReplay:
+    """The demo replay's buffer, empty."""
     return PrioritizedSequenceReplay(
-        cfg.demo_capacity,
-        cfg.priority_alpha,
-        cfg.priority_beta,
-        cfg.priority_eta,
-        cfg.seed + 11,
+        spec.capacity,
+        spec.priority_alpha,
+        spec.priority_beta,
+        spec.priority_eta,
+        spec.seed,
         "demo replay",
         persistent=False,  # rebuilt from the demo files on --resume
-        kind=cfg.demo_replay_kind,
+        kind=spec.kind,
     )
 
 
-def build_demo_replay(cfg: Any, ctx: RunContext) -> PrioritizedSequenceReplay:
-    """The demo replay: the demos named by ``cfg.demos`` (checked against the training env,
-    see :func:`load_demos`), cut into sequences exactly as the actors cut agent experience, in
-    a prioritized buffer of their own that holds all of them. ``cfg`` has the DemoConfig,
-    SequenceConfig and ReplayConfig groups (R2D3, DQfD, SQIL). Without demos (a config
-    whose ``demos_required`` is False: ``demostudio coach``) it starts empty."""
-    buffer = empty_demo_replay(cfg)
-    if not cfg.demos and not cfg.demos_required:
+def build_demo_replay(spec: DemoReplaySpec, ctx: RunContext) -> PrioritizedSequenceReplay:
+    """The demo replay: the demos of ``spec.files`` (checked against the training env, see
+    :func:`load_demos`), cut into sequences exactly as the actors cut agent experience, in a
+    prioritized buffer of their own that holds all of them. Without demos (not
+    ``spec.required``: ``demostudio coach``) it starts empty."""
+    buffer = empty_demo_replay(spec)
+    if not spec.files.paths and not spec.required:
         return buffer
-    demos = context_demos(cfg, ctx)
+    demos = context_demos(spec.files, ctx)
     seqs = demo_sequences(
         demos,
         ctx.preprocess,
         ctx.network,
-        cfg.sequence_length,
-        cfg.period,
-        EndBehavior(cfg.end_behavior),
+        spec.sequence_length,
+        spec.period,
+        spec.end_behavior,
         ctx.device,
         ctx.agent.demo_extras,
-        cfg.burn_in,
+        spec.burn_in,
     )
-    if len(seqs) > cfg.demo_capacity:
+    if len(seqs) > spec.capacity:
         raise ValueError(
             f"--demo-capacity: expected room for all {len(seqs)} demo sequences "
-            f"(demos are never evicted), got {cfg.demo_capacity}"
+            f"(demos are never evicted), got {spec.capacity}"
         )
     buffer.add(seqs)
     return buffer
 
 
 def demo_source(
-    cfg: Any, ctx: RunContext, ratio: Callable[[float], float], name: str = "demo replay"
-) -> DataSource:
+    spec: DemoReplaySpec, ctx: RunContext, ratio: Callable[[float], float],
+    name: str = "demo replay",
+) -> DataSource:  # fmt: skip
     """:func:`build_demo_replay` as a named data source flagged ``demo``."""
-    return DataSource(name, build_demo_replay(cfg, ctx), ratio, demo=True)
+    return DataSource(name, build_demo_replay(spec, ctx), ratio, demo=True)
 
 
 __all__ = [
     "DEMO_STEPS",
     "STEP_EXTRA",
+    "DemoFiles",
+    "DemoReplaySpec",
     "DemoSet",
     "build_demo_replay",
     "check_demo",

@@ -126,14 +126,18 @@ def evaluate(
     stop: Callable[[list[float]], bool] | None = None,
     horizon: float = 1.0,
     label: str | None = None,
+    *,
+    epsilon: float,
+    progress: bool,
 ) -> EvalResult:
     """Play ``episodes`` with the evaluation policy on a copy of the acting network, with
     ``weights`` (the deployed ones) or the learner's own (``stop``: as
-    :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's). With a
-    ``label`` and the run's progress on, a bar counts the episodes with an ETA: an
+    :func:`run_episodes`; ``horizon``: the step limit as a multiple of the env's), a uniform
+    action with probability ``epsilon`` (--eval-epsilon). With a ``label`` and ``progress``
+    (the run's --progress), a bar counts the episodes with an ETA: an
     evaluation of long episodes (twenty 640-step DoorKey ones) takes a while."""
     bar = None
-    if label is not None and ctx.cfg.progress:
+    if label is not None and progress:
         from tqdm import tqdm
 
         bar = tqdm(total=episodes, desc=label, unit="episode", leave=False, dynamic_ncols=True)
@@ -142,7 +146,7 @@ def evaluate(
     try:
         policy = BatchPolicy.copy_of(
             ctx.learner.networks[ctx.agent.acting_network],
-            ctx.agent.eval_selector(ctx.cfg.eval_epsilon),
+            ctx.agent.eval_selector(epsilon),
             1,
             ctx.device,
             np.random.default_rng(seed),

@@ -13,18 +13,12 @@ few hundred MB that no flag controls.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any, NamedTuple
 
 import numpy as np
 import torch
 
-from agents.core.config import (
-    DemoConfig,
-    DemoReplayConfig,
-    NetworkWidths,
-    OptimConfig,
-    ReplayConfig,
-)
 from agents.core.preprocess import ObsSpec
 
 GIB = 2**30
@@ -92,11 +86,52 @@ def parameter_count(networks: Mapping[str, torch.nn.Module]) -> int:
     return sum(p.numel() for net in networks.values() for p in net.parameters())
 
 
-def demo_sequences(cfg: Any) -> int | None:
-    """About how many sequences ``cfg.demos`` cut into (from the files' lengths, one per
-    --period steps and one more per episode end); None when there are none or they cannot be
-    read (loading them says why)."""
-    demos = tuple(cfg.demos or ()) if isinstance(cfg, DemoConfig) else ()
+class Store(NamedTuple):
+    """A replay buffer of sequences the run will hold."""
+
+    name: str
+    """"the agent replay", "the demo replay", "the episode memory", ..."""
+    flags: str
+    """The flags that size it, with their values."""
+    capacity: int
+    """Sequences it holds at most."""
+
+
+class Rollout(NamedTuple):
+    """An on-policy rollout, kept twice (the steps and what the epochs read of them)."""
+
+    envs: int
+    steps: int
+    flags: str
+
+
+class Sizes(NamedTuple):
+    """What sizes a run's memory, as its agent states it from its own config
+    (:meth:`agents.core.agent.Agent.memory_sizes`): this module reads no config."""
+
+    sequence_length: int
+    """Steps of a stored or learned sequence."""
+    hidden: int
+    """The torso's width (activations per step)."""
+    lstm: int
+    """The LSTM's width (its stored state and gates)."""
+    widths: tuple[tuple[str, int], ...]
+    """The flags that size the networks, with their values, for the message."""
+    stores: tuple[Store, ...] = ()
+    batch: int = 0
+    """Sequences in one learner batch (0: no batch counted)."""
+    batch_flags: str = ""
+    outputs_per_action: int = 1
+    """Head outputs per action (a distributional critic's atoms)."""
+    extra_width: int = 0
+    """Widths of further networks run on every step (RND's predictor and target)."""
+    rollout: Rollout | None = None
+
+
+def demo_sequences(demos: tuple[Path, ...], period: int) -> int | None:
+    """About how many sequences ``demos`` cut into (from the files' lengths, one per
+    ``period`` steps and one more per episode end); None when there are none or they cannot
+    be read (loading them says why)."""
     if not demos:
         return None
     from demostudio.episode import find_episodes, read_summary
@@ -105,47 +140,33 @@ def demo_sequences(cfg: Any) -> int | None:
         lengths = [read_summary(p).length for p in find_episodes(list(demos))]
     except Exception:  # a bad file: reported when the demos are loaded
         return None
-    period = max(1, int(cfg.period))
+    period = max(1, int(period))
     return sum(n // period + 1 for n in lengths)
 
 
-def estimate(cfg: Any, spec: ObsSpec, num_actions: int, params: int,
-             uses_replay: bool, count_demos: bool = True) -> list[Part]:  # fmt: skip
-    """The parts of a run's memory that its flags size (see the module docstring). The demo
-    replay counts the demos it will hold (never more than --demo-capacity): its buffer's
-    pages beyond them are never touched. ``count_demos`` False: --demo-capacity, without
+def demo_store(demos: tuple[Path, ...], period: int, capacity: int, count_demos: bool) -> Store:
+    """The demo replay: the demos it will hold (never more than ``capacity``: its buffer's
+    pages beyond them are never touched). ``count_demos`` False: ``capacity``, without
     reading the demo files (an upper bound)."""
+    held = demo_sequences(demos, period) if count_demos else None
+    if held is None or held >= capacity:
+        return Store("the demo replay", f"--demo-capacity {capacity}", capacity)
+    return Store("the demo replay", f"--demos ({held} sequences)", held)
+
+
+def estimate(sizes: Sizes, spec: ObsSpec, num_actions: int, params: int) -> list[Part]:
+    """The parts of a run's memory that its flags size (see the module docstring)."""
     parts: list[Part] = []
     step = step_bytes(spec, num_actions)
-    lstm = int(cfg.lstm) if isinstance(cfg, NetworkWidths) else 0
-    length = int(cfg.sequence_length)
+    length, lstm = sizes.sequence_length, sizes.lstm
     per_seq = length * step + 2 * 4 * lstm + _PER_SEQUENCE_PRIORITY_BYTES
-
-    def replay(name: str, flags: str, capacity: int) -> None:
-        detail = f"{capacity:,} sequences of {length} steps, {per_seq:,} bytes each"
-        parts.append(Part(name, flags, detail, capacity * per_seq))
-
-    if uses_replay and isinstance(cfg, ReplayConfig):
-        replay("the agent replay", f"--replay-capacity {cfg.replay_capacity}",
-               int(cfg.replay_capacity))  # fmt: skip
-    demo_replay = isinstance(cfg, DemoReplayConfig) and isinstance(cfg, DemoConfig)
-    if demo_replay and cfg.demo_capacity and cfg.demos:
-        capacity = int(cfg.demo_capacity)
-        held = demo_sequences(cfg) if count_demos else None
-        if held is None or held >= capacity:
-            replay("the demo replay", f"--demo-capacity {capacity}", capacity)
-        else:
-            replay("the demo replay", f"--demos ({held} sequences)", held)
-    if getattr(cfg, "episode_memory_ratio", 0) and hasattr(cfg, "episode_memory_capacity"):
-        capacity = int(cfg.episode_memory_capacity)
-        replay("the episode memory", f"--episode-memory-capacity {capacity}", capacity)
-
-    names = [n for n in ("hidden", "lstm", "num_atoms", "rnd_embed_dim", "rnd_hidden")
-             if isinstance(getattr(cfg, n, None), int)]  # fmt: skip
+    for store in sizes.stores:
+        detail = f"{store.capacity:,} sequences of {length} steps, {per_seq:,} bytes each"
+        parts.append(Part(store.name, store.flags, detail, store.capacity * per_seq))
     parts.append(
         Part(
             "the networks",
-            ", ".join(f"--{n.replace('_', '-')} {getattr(cfg, n)}" for n in names),
+            ", ".join(f"--{n.replace('_', '-')} {v}" for n, v in sizes.widths),
             f"{params:,} parameters, with gradients, Adam's moments and a target copy",
             params * 4 * _PARAM_COPIES,
         )
@@ -153,33 +174,24 @@ def estimate(cfg: Any, spec: ObsSpec, num_actions: int, params: int,
 
     # activations kept for the backward pass, per step of a batch (a rough count of the
     # layers' outputs: encoder and heads ~6 x hidden, LSTM gates ~10 x lstm, the outputs)
-    hidden = int(cfg.hidden) if isinstance(cfg, NetworkWidths) else 0
-    atoms = int(getattr(cfg, "num_atoms", 1)) if getattr(cfg, "distributional", False) else 1
-    rnd = int(getattr(cfg, "rnd_embed_dim", 0)) + int(getattr(cfg, "rnd_hidden", 0))
-    per_step = _obs_floats(spec) + 6 * hidden + 10 * lstm + 3 * num_actions * atoms + 2 * rnd
-    if hasattr(cfg, "minibatch_size"):  # on-policy: minibatches of segments
-        batch, flag = int(cfg.minibatch_size), "--num-minibatches"
-        flags = (f"--num-envs {cfg.num_envs}, --rollout-length {cfg.rollout_length}, "
-                 f"{flag} {cfg.num_minibatches}")  # fmt: skip
-    else:
-        batch = int(cfg.batch_size) if isinstance(cfg, OptimConfig) else 0
-        flags = f"--batch-size {batch}"
-    if batch:
+    per_step = (_obs_floats(spec) + 6 * sizes.hidden + 10 * lstm
+                + 3 * num_actions * sizes.outputs_per_action + 2 * sizes.extra_width)  # fmt: skip
+    if sizes.batch:
         parts.append(
             Part(
                 "a learner batch",
-                flags,
-                f"{batch:,} sequences of {length} steps, ~{per_step * 4 * 2:,} bytes of "
+                sizes.batch_flags,
+                f"{sizes.batch:,} sequences of {length} steps, ~{per_step * 4 * 2:,} bytes of "
                 f"activations per step",
-                batch * length * per_step * 4 * 2,
+                sizes.batch * length * per_step * 4 * 2,
             )
         )
-    if hasattr(cfg, "rollout_length") and hasattr(cfg, "total_envs"):
-        envs, steps = int(cfg.total_envs), int(cfg.rollout_length) + 1
+    if sizes.rollout is not None:
+        envs, steps = sizes.rollout.envs, sizes.rollout.steps
         parts.append(
             Part(
                 "the rollout",
-                f"--num-envs {cfg.num_envs}, --rollout-length {cfg.rollout_length}",
+                sizes.rollout.flags,
                 f"{envs:,} envs x {steps:,} steps, {step:,} bytes each (kept twice)",
                 2 * envs * steps * step,
             )
@@ -213,8 +225,13 @@ def meta_parameter_count(build: Any) -> int:
 
 __all__ = [
     "Part",
+    "Rollout",
+    "Sizes",
+    "Store",
     "available_memory",
     "check_fits",
+    "demo_sequences",
+    "demo_store",
     "estimate",
     "gib",
     "meta_parameter_count",

@@ -11,39 +11,51 @@ gradients (RND's fixed random target) is held and checkpointed but not trained.
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple, Protocol
 
 import numpy as np
 import torch
 
 from agents.core.batch import Loss, Sample, to_torch
-from agents.core.config import ConfigGroup
 from agents.core.targets import TargetRule, make_target
 
 
-def diverged_message(cfg: Any, update: int, what: str, value: float) -> str:
-    """One line for a non-finite loss: the config's divergence-relevant fields
-    (:meth:`~agents.core.config.ConfigGroup.divergence_fields`, each group's own) given a
-    value other than their default (the likely cause), else the flag of the learning rate
-    (the config's ``learning_rate_field``)."""
-    changed = []
-    if isinstance(cfg, ConfigGroup):
-        diverging = cfg.divergence_fields()
-        for f in dataclasses.fields(cfg):
-            if f.name in diverging and f.default is not dataclasses.MISSING:
-                v = getattr(cfg, f.name)
-                if v != f.default:
-                    changed.append(f"--{f.name.replace('_', '-')} {v:g}")
-    lr = "--" + getattr(cfg, "learning_rate_field", "learning_rate").replace("_", "-")
-    hint = (
-        f"check {', '.join(changed)}"
-        if changed
-        else f"lower {lr} (now {float(getattr(cfg, 'learning_rate', math.nan)):g})"
-    )
+def diverged_message(hint: str, update: int, what: str, value: float) -> str:
+    """One line for a non-finite loss, with the config's ``hint``
+    (:meth:`~agents.core.config.ConfigGroup.divergence_hint`: the changed fields that can
+    make the learner diverge, else the learning rate's flag)."""
     return f"training diverged: the {what} became {value} at update {update} ({hint})"
+
+
+class OptimSource(Protocol):
+    """A config the optimiser's settings are read from (OptimConfig's fields, or an
+    algorithm's properties of the same names) with its hint for a diverged run."""
+
+    learning_rate: float
+    adam_eps: float
+    adam_beta1: float
+    max_grad_norm: float
+
+    def divergence_hint(self) -> str: ...
+
+
+class Optim(NamedTuple):
+    """The learner's own settings: Adam's, the gradient clip and what a diverged run is
+    told to check."""
+
+    learning_rate: float
+    adam_eps: float
+    adam_beta1: float
+    max_grad_norm: float
+    """0: measure the norm, do not clip."""
+    divergence_hint: str
+
+    @classmethod
+    def of(cls, cfg: OptimSource) -> Optim:
+        return cls(float(cfg.learning_rate), float(cfg.adam_eps), float(cfg.adam_beta1),
+                   float(cfg.max_grad_norm), cfg.divergence_hint())  # fmt: skip
 
 
 class Learner:
@@ -55,14 +67,18 @@ class Learner:
         loss: Loss,
         targets: Mapping[str, TargetRule] | None = None,
         param_groups: list[dict[str, Any]] | None = None,
+        *,
+        optim: Optim,
     ):
-        """``cfg`` needs ``learning_rate``, ``adam_eps``, ``adam_beta1`` and ``max_grad_norm``
-        (0: no clipping). ``param_groups``: Adam parameter groups (``{"params": [...], "lr": x}``,
-        separate learning rates per part, see ``Agent.param_groups``); default one group of
-        every trainable parameter at ``cfg.learning_rate``."""
+        """``cfg``: the algorithm's config, which the loss reads
+        (:class:`~agents.core.batch.LearnerView`); the learner itself reads only ``optim``.
+        ``param_groups``: Adam parameter groups (``{"params": [...], "lr": x}``, separate
+        learning rates per part, see ``Agent.param_groups``); default one group of every
+        trainable parameter at ``optim.learning_rate``."""
         if "main" not in networks:
             raise ValueError(f"expected a network named 'main', got {sorted(networks)}")
         self.cfg = cfg
+        self.optim = optim
         self.device = device
         self.networks = {k: n.to(device) for k, n in networks.items()}
         self.rules = dict(targets or {})
@@ -82,9 +98,9 @@ class Learner:
             # default on CPU, costs a few ops per parameter: a tenth of a small update)
             self._optimizer = torch.optim.Adam(
                 self._groups,
-                lr=self.cfg.learning_rate,
-                betas=(self.cfg.adam_beta1, 0.999),
-                eps=self.cfg.adam_eps,
+                lr=self.optim.learning_rate,
+                betas=(self.optim.adam_beta1, 0.999),
+                eps=self.optim.adam_eps,
                 fused=True,
             )
         return self._optimizer
@@ -110,14 +126,15 @@ class Learner:
         out = self.loss_fn(self, batch)
         self.optimizer.zero_grad(set_to_none=True)
         out.loss.backward()
-        max_norm = float(self.cfg.max_grad_norm) or math.inf  # 0: measure, do not clip
+        max_norm = self.optim.max_grad_norm or math.inf  # 0: measure, do not clip
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm)
         loss_value, norm_value = float(out.loss.detach()), float(grad_norm)
         if not (math.isfinite(loss_value) and math.isfinite(norm_value)):
             # before the step: the weights stay as they were (finite)
             bad = loss_value if not math.isfinite(loss_value) else norm_value
             what = "loss" if not math.isfinite(loss_value) else "gradient norm"
-            raise ValueError(diverged_message(self.cfg, self.updates + 1, what, bad))
+            hint = self.optim.divergence_hint
+            raise ValueError(diverged_message(hint, self.updates + 1, what, bad))
         self.optimizer.step()
         self.updates += 1
         for name, rule in self.rules.items():
@@ -144,4 +161,4 @@ class Learner:
         self.updates = int(state["updates"])
 
 
-__all__ = ["Learner"]
+__all__ = ["Learner", "Optim", "diverged_message"]

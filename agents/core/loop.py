@@ -21,7 +21,7 @@ from agents.core.checkpoint import (
     save_checkpoint,
     save_replays,
 )
-from agents.core.config import DemoConfig, InteractConfig, config_to_dict
+from agents.core.config import DemoConfig, InteractConfig, RunConfig, config_to_dict
 from agents.core.context import RunContext
 from agents.core.evaluate import EvalResult, evaluate
 from agents.core.networks import RecurrentNetwork
@@ -58,14 +58,22 @@ class Loop:
 
     def __init__(self, ctx: RunContext, created: bool = False):
         self.ctx = ctx
-        self.cfg = ctx.cfg
+        cfg = ctx.cfg
+        self.run_cfg: RunConfig = cfg.group(RunConfig)
+        """The run's own settings: progress, seed, env, the evaluation's episodes."""
+        self.interact: InteractConfig | None = (
+            cfg.group(InteractConfig) if isinstance(cfg, InteractConfig) else None
+        )
+        """The budget, checkpoints, stop rule and gate of a run that interacts (BC: None)."""
+        self.demos = tuple(cfg.demos or ()) if isinstance(cfg, DemoConfig) else ()
+        """The demos (the stop rule's ``demos`` target is their mean return)."""
         self.solved_at: int | None = None
         self.stop_rule: StopRule | None = None
         self.created = created
         """This run made its folder (a failure before the first step removes it)."""
 
     def write(self, text: str) -> None:
-        if self.cfg.progress:
+        if self.run_cfg.progress:
             from tqdm import tqdm
 
             tqdm.write(text)
@@ -75,7 +83,7 @@ class Loop:
         bool in the payload, which evaluate, watch and a later ``--resume`` read)."""
         ctx = self.ctx
         save_checkpoint(path, {**checkpoint_payload(ctx), "interrupted": interrupted})
-        if isinstance(self.cfg, InteractConfig) and self.cfg.save_replay and ctx.mix is not None:
+        if self.interact is not None and self.interact.save_replay and ctx.mix is not None:
             buffers = {b.name: b.state_arrays() for b in ctx.mix.buffers if b.persistent}
             save_replays(ctx.run_dir, ctx.counters.env_steps, buffers)
 
@@ -87,12 +95,11 @@ class Loop:
     def start_stop_rule(self) -> None:
         """Decide the run's stop rule, say it on the console and in metrics.jsonl (a
         ``stop_rule`` row: target, evals, source)."""
-        cfg, ctx = self.cfg, self.ctx
-        if not isinstance(cfg, InteractConfig):
+        cfg, ctx = self.interact, self.ctx
+        if cfg is None:
             return
-        demos = cfg.demos if isinstance(cfg, DemoConfig) else ()
-        env_id = ctx.env.spec.id if ctx.env.spec is not None else str(cfg.env)
-        rule = stop_rule(cfg.stop_when, cfg.stop_return, cfg.stop_evals, demos, env_id)
+        env_id = ctx.env.spec.id if ctx.env.spec is not None else str(self.run_cfg.env)
+        rule = stop_rule(cfg.stop_when, cfg.stop_return, cfg.stop_evals, self.demos, env_id)
         self.stop_rule = rule
         budget = max(  # an on-policy run's budget is whole rollouts (its schedule's total)
             [cfg.total_env_steps]
@@ -112,9 +119,11 @@ class Loop:
         spent = ctx.counters.gate_steps
         if gate is None or not gate.due(ctx.counters.env_steps, spent):
             return
-        seed = gate.test_seed(self.cfg.seed, clock)
+        seed = gate.test_seed(self.run_cfg.seed, clock)
+        run = self.run_cfg
         result = evaluate(ctx, gate.episodes, seed, stop=gate.hopeless, horizon=gate.horizon,
-                          label=f"gate test @ {ctx.counters.env_steps} env steps")  # fmt: skip
+                          label=f"gate test @ {ctx.counters.env_steps} env steps",
+                          epsilon=run.eval_epsilon, progress=run.progress)  # fmt: skip
         steps = int(sum(result.lengths))
         ctx.counters.env_steps += steps
         ctx.counters.gate_steps = spent + steps
@@ -135,11 +144,12 @@ class Loop:
                    f"worst {worst:.2f} of {played} episodes, {verdict}")  # fmt: skip
 
     def evaluate(self, clock: int) -> EvalResult:
-        ctx, cfg = self.ctx, self.cfg
+        ctx, cfg = self.ctx, self.run_cfg
         env_steps = ctx.counters.env_steps
         deployed = ctx.gate.weights if ctx.gate is not None else None
         result = evaluate(ctx, cfg.eval_episodes, seed=cfg.seed + 10_000 + clock, weights=deployed,
-                          label=f"evaluating @ {env_steps} env steps")  # fmt: skip
+                          label=f"evaluating @ {env_steps} env steps", epsilon=cfg.eval_epsilon,
+                          progress=cfg.progress)  # fmt: skip
         ctx.evals.append((env_steps, result.mean))
         ctx.logger.log(
             "eval",
@@ -186,7 +196,7 @@ class Loop:
         said so)."""
         from tqdm import tqdm
 
-        ctx, cfg, sched = self.ctx, self.cfg, phase.schedule
+        ctx, cfg, sched = self.ctx, self.run_cfg, phase.schedule
 
         def clock() -> int:
             return ctx.counters.env_steps if sched.clock == "env_steps" else ctx.learner.updates
@@ -197,9 +207,7 @@ class Loop:
         next_log = next_multiple(phase.log_every)
         next_eval = next_multiple(phase.eval_every)
         next_ckpt = next_multiple(phase.checkpoint_every)
-        every_s = (
-            60.0 * cfg.checkpoint_minutes if isinstance(cfg, InteractConfig) else 0.0
-        )  # 0: off
+        every_s = 60.0 * self.interact.checkpoint_minutes if self.interact else 0.0  # 0: off
         ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
         since = (time.perf_counter(), ctx.counters.env_steps, ctx.learner.updates)
         unit = "step" if sched.clock == "env_steps" else "upd"
@@ -237,7 +245,8 @@ class Loop:
                         return True
                 if now >= next_ckpt or time.monotonic() >= ckpt_at:
                     self.save(periodic_path(ctx.run_dir, ctx.counters.env_steps))
-                    prune_checkpoints(ctx.run_dir, cfg.keep_checkpoints)
+                    if self.interact is not None:  # periodic checkpoints are interaction's
+                        prune_checkpoints(ctx.run_dir, self.interact.keep_checkpoints)
                     next_ckpt = next_multiple(phase.checkpoint_every)
                     ckpt_at = time.monotonic() + every_s if every_s > 0 else math.inf
             if ctx.stats:  # the last partial window

@@ -89,7 +89,7 @@ class _Shell(Loop):
     or stopped run's cleanup (each phase is iterated by :class:`agents.core.loop.Loop`)."""
 
     def run(self, note: str | None, resumed: bool) -> TrainResult:
-        ctx, cfg, agent = self.ctx, self.cfg, self.ctx.agent
+        ctx, cfg, agent = self.ctx, self.run_cfg, self.ctx.agent
         if note is not None:
             items = len(ctx.replay) if ctx.replay is not None else 0
             ctx.logger.log("resume", ctx.counters.env_steps, note=note, replay_items=items)

@@ -15,6 +15,7 @@ import torch
 
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.batch import Loss
+from agents.core.footprint import Sizes
 from agents.core.networks import HeadSpec, NetworkSpec
 from agents.core.policy import Selector
 from agents.core.preprocess import ObsSpec
@@ -58,6 +59,9 @@ class AgentWrapper(Agent):
 
     def target_rules(self) -> dict[str, TargetRule]:
         return self.agent.target_rules()
+
+    def memory_sizes(self, count_demos: bool) -> Sizes:
+        return self.agent.memory_sizes(count_demos)
 
     def param_groups(self, networks: Mapping[str, torch.nn.Module]) -> list[dict] | None:
         return self.agent.param_groups(networks)

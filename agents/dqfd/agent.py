@@ -8,7 +8,7 @@ from __future__ import annotations
 from agents.core.agent import Phase
 from agents.core.batch import Loss
 from agents.core.context import RunContext
-from agents.core.demos import build_demo_replay
+from agents.core.demos import DemoReplaySpec, build_demo_replay
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import TrainResult, train
@@ -45,7 +45,7 @@ class DQfD(R2D2):
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
         """The demo replay, drawn from with its share of both replays' priorities."""
-        demos = build_demo_replay(self.cfg, ctx)
+        demos = build_demo_replay(DemoReplaySpec.of(self.cfg), ctx)
         return [DataSource(DEMO_SOURCE, demos, PriorityShare(demos, ctx.replay), demo=True)]
 
     def phases(self) -> list[Phase]:

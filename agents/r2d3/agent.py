@@ -11,8 +11,11 @@ from typing import Any
 from agents.core.actor import FinishedEpisode
 from agents.core.agent import EnvInfo
 from agents.core.batch import Loss
+from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
+from agents.core.demos import DemoReplaySpec
+from agents.core.footprint import Sizes, Store
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import TrainResult, train
@@ -28,7 +31,7 @@ class R2D3(R2D2):
 
     def __init__(self, cfg: R2D3Config):
         super().__init__(cfg)
-        self.demo_mix = DemoMix(cfg)
+        self.demo_mix = DemoMix(cfg.group(DemoMixConfig))
         self.memory: EpisodeMemory | None = None
 
     def configure(self, env: EnvInfo) -> None:
@@ -42,9 +45,17 @@ class R2D3(R2D2):
     def keep_episodes(self) -> bool:
         return self.cfg.episode_memory_ratio > 0
 
+    def memory_sizes(self, count_demos: bool) -> Sizes:
+        sizes = super().memory_sizes(count_demos)
+        if not self.cfg.episode_memory_ratio:
+            return sizes
+        capacity = self.cfg.episode_memory_capacity
+        memory = Store("the episode memory", f"--episode-memory-capacity {capacity}", capacity)
+        return sizes._replace(stores=(*sizes.stores, memory))
+
     def sources(self, ctx: RunContext) -> list[DataSource]:
         cfg = self.cfg
-        sources = [self.demo_mix.source(ctx)]
+        sources = [self.demo_mix.source(DemoReplaySpec.of(cfg), ctx)]
         if cfg.episode_memory_ratio > 0:
             buf = PrioritizedSequenceReplay(
                 cfg.episode_memory_capacity, cfg.priority_alpha, cfg.priority_beta,

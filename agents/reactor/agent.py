@@ -22,8 +22,11 @@ import numpy as np
 
 from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
+from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
+from agents.core.demos import DemoReplaySpec
+from agents.core.footprint import Sizes
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample, epsilon_ladder
@@ -42,7 +45,7 @@ class Reactor(Agent):
 
     def __init__(self, cfg: ReactorConfig):
         super().__init__(cfg)
-        self.demo_mix = DemoMix(cfg) if cfg.demos else None
+        self.demo_mix = DemoMix(cfg.group(DemoMixConfig)) if cfg.demos else None
         self.num_actions = 0
         self.learning_rate = LinearSchedule(
             cfg.learning_rate, cfg.learning_rate_final, cfg.learning_rate_steps
@@ -82,6 +85,14 @@ class Reactor(Agent):
     def target_rules(self) -> dict[str, TargetRule]:
         return {"main": Polyak(1.0 - self.cfg.average_tau)}
 
+    def memory_sizes(self, count_demos: bool) -> Sizes:
+        """The critic's atoms size its outputs (when distributional) and name a flag."""
+        cfg, sizes = self.cfg, super().memory_sizes(count_demos)
+        return sizes._replace(
+            widths=(*sizes.widths, ("num_atoms", cfg.num_atoms)),
+            outputs_per_action=cfg.num_atoms if cfg.distributional else 1,
+        )
+
     def loss(self) -> Loss:
         return reactor_learner_loss
 
@@ -102,7 +113,9 @@ class Reactor(Agent):
         return [replay_ratio_phase(self.cfg)]
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
-        return [] if self.demo_mix is None else [self.demo_mix.source(ctx)]
+        if self.demo_mix is None:
+            return []
+        return [self.demo_mix.source(DemoReplaySpec.of(self.cfg), ctx)]
 
     def start(self, ctx: RunContext) -> None:
         self._set_learning_rate(ctx)

@@ -165,7 +165,7 @@ class ReactorLossConfig(ConfigGroup):
         for name, ok, expected in checks:
             if not ok:
                 raise ValueError(
-                    f"--{name.replace('_', '-')}: expected {expected}, got {getattr(self, name)}"
+                    f"--{name.replace('_', '-')}: expected {expected}, got {vars(self)[name]}"
                 )
 
 

@@ -40,7 +40,8 @@ import torch
 from agents.core.agent import Agent, EnvInfo, Phase
 from agents.core.batch import LearnerView, Loss, LossOutput, TorchBatch, to_torch, uniform_sample
 from agents.core.context import RunContext
-from agents.core.demos import context_demos, demo_sequences
+from agents.core.demos import DemoFiles, context_demos, demo_sequences
+from agents.core.footprint import Rollout, Sizes
 from agents.core.losses import episode_starts
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
@@ -105,6 +106,19 @@ class OnPolicyActorCritic(Agent):
             nets.update(rnd_networks(self.cfg, env))
         return nets
 
+    def memory_sizes(self, count_demos: bool) -> Sizes:
+        """Minibatches of whole segments, the rollout, and RND's two networks' widths."""
+        cfg, sizes = self.cfg, super().memory_sizes(count_demos)
+        rollout = f"--num-envs {cfg.num_envs}, --rollout-length {cfg.rollout_length}"
+        return sizes._replace(
+            widths=(*sizes.widths, ("rnd_embed_dim", cfg.rnd_embed_dim),
+                    ("rnd_hidden", cfg.rnd_hidden)),
+            extra_width=cfg.rnd_embed_dim + cfg.rnd_hidden,
+            batch=cfg.minibatch_size,
+            batch_flags=f"{rollout}, --num-minibatches {cfg.num_minibatches}",
+            rollout=Rollout(cfg.total_envs, cfg.rollout_length + 1, rollout),
+        )  # fmt: skip
+
     def param_groups(self, networks: Mapping[str, torch.nn.Module]) -> list[dict]:
         cfg = self.cfg
         policy, value = [], []
@@ -148,7 +162,7 @@ class OnPolicyActorCritic(Agent):
             plain = make_env(cfg.env, cfg, cfg.make_kwargs())
             preprocess = Preprocessor(policy_spec(preprocess.spec), preprocess.is_dict)
         try:
-            demos = context_demos(cfg, ctx, plain)
+            demos = context_demos(DemoFiles.of(cfg), ctx, plain)
         finally:
             if plain is not None:
                 plain.close()

@@ -180,8 +180,9 @@ class PPOSettings(ConfigGroup):
 
     def check(self) -> None:
         """Raise ValueError naming the flag for values that cannot work."""
+        values = vars(self)  # the fields checked by name below
         for name in ("num_envs", "rollout_length", "segment_length", "update_epochs"):
-            _require(getattr(self, name) >= 1, name, ">= 1", getattr(self, name))
+            _require(values[name] >= 1, name, ">= 1", values[name])
         _require(self.num_minibatches >= 1, "num_minibatches", ">= 1", self.num_minibatches)
         _require(
             self.rollout_length % self.segment_length == 0,
@@ -206,7 +207,7 @@ class PPOSettings(ConfigGroup):
             self.rnn_layers,
         )
         for name in ("gamma_ext", "gamma_int"):
-            _require(0.0 < getattr(self, name) <= 1.0, name, "in (0, 1]", getattr(self, name))
+            _require(0.0 < values[name] <= 1.0, name, "in (0, 1]", values[name])
         _require(0.0 <= self.gae_lambda <= 1.0, "gae_lambda", "in [0, 1]", self.gae_lambda)
         _require(0.0 < self.clip_range < 1.0, "clip_range", "in (0, 1)", self.clip_range)
         _require(
@@ -214,10 +215,10 @@ class PPOSettings(ConfigGroup):
         )
         _require(self.ext_reward_scale > 0, "ext_reward_scale", "> 0", self.ext_reward_scale)
         for name in ("ext_coef", "int_coef", "ext_reward_clip", "ent_coef", "vf_coef"):
-            _require(getattr(self, name) >= 0, name, ">= 0", getattr(self, name))
+            _require(values[name] >= 0, name, ">= 0", values[name])
         _require(self.max_grad_norm >= 0, "max_grad_norm", ">= 0", self.max_grad_norm)
         for name in ("lr_policy", "lr_value", "lr_predictor"):
-            _require(getattr(self, name) > 0, name, "> 0", getattr(self, name))
+            _require(values[name] > 0, name, "> 0", values[name])
 
 
 @dataclass
@@ -264,8 +265,8 @@ class RNDSettings(ConfigGroup):
             self.obs_norm_init_steps >= 0, "obs_norm_init_steps", ">= 0", self.obs_norm_init_steps
         )
         _require(self.obs_norm_clip > 0, "obs_norm_clip", "> 0", self.obs_norm_clip)
-        for name in ("rnd_embed_dim", "rnd_hidden"):
-            _require(getattr(self, name) >= 1, name, ">= 1", getattr(self, name))
+        for name, width in (("rnd_embed_dim", self.rnd_embed_dim), ("rnd_hidden", self.rnd_hidden)):
+            _require(width >= 1, name, ">= 1", width)
         _require(
             not (self.rnd_full_grid and self.rnd_leaf and self.rnd_leaf != FULL_GRID),
             "rnd_leaf",
@@ -323,11 +324,12 @@ class AtariSettings(ConfigGroup):
     """The fields read only for ALE envs (--sticky-action-probability applies to any env)."""
 
     def advice(self) -> list[str]:
-        env = getattr(self, "env", None)
+        env = self.env if isinstance(self, RunConfig) else None
         if not env or is_ale(env):
             return []
         defaults = {f.name: f.default for f in dataclasses.fields(AtariSettings)}
-        given = [_flag(n) for n in self.ATARI_ONLY if getattr(self, n) != defaults[n]]
+        values = vars(self)
+        given = [_flag(n) for n in self.ATARI_ONLY if values[n] != defaults[n]]
         if not given:
             return []
         return [f"{', '.join(given)}: Atari (ALE) settings, no effect on {env}"]
@@ -429,7 +431,7 @@ class RNDPPOConfig(
         return self.lr_policy
 
     learning_rate_field: ClassVar[str] = "lr_policy"
-    """The flag that sets ``learning_rate`` (see OptimConfig's)."""
+    """The flag that sets ``learning_rate`` (see ConfigGroup's)."""
 
     @property
     def adam_eps(self) -> float:

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from agents.core.batch import Loss
+from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
+from agents.core.demos import DemoReplaySpec
 from agents.core.mixing import DataSource
 from agents.core.run import TrainResult, train
 from agents.r2d2.agent import R2D2
@@ -18,13 +20,13 @@ class SQIL(R2D2):
 
     def __init__(self, cfg: SQILConfig):
         super().__init__(cfg)
-        self.demo_mix = DemoMix(cfg)
+        self.demo_mix = DemoMix(cfg.group(DemoMixConfig))
 
     def loss(self) -> Loss:
         return sqil_loss
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
-        return [self.demo_mix.source(ctx)]
+        return [self.demo_mix.source(DemoReplaySpec.of(self.cfg), ctx)]
 
     def metrics(self, ctx: RunContext) -> dict[str, float]:
         return self.demo_mix.metrics(ctx.counters.env_steps)

@@ -1,5 +1,7 @@
 """``demostudio coach ALGO --env ENV [--demos DIR] ...``: train while watching the current
-policy play, and correct it by taking over (T). See :mod:`agents.coach` for the threads.
+policy play, and correct it by taking over (T). The command parses the flags, checks what
+only the app can (the key map, the sample demos) and builds the window; the trainer thread
+is :mod:`agents.coach_run`'s, what the two threads share :mod:`agents.coach`'s.
 
 torch and ``agents`` are imported inside the command only; ``demostudio coach ALGO --help``
 lists the algorithm's training flags and the window's.
@@ -8,8 +10,6 @@ lists the algorithm's training flags and the window's.
 from __future__ import annotations
 
 import argparse
-import sys
-import threading
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -42,8 +42,7 @@ class CoachSettings:
     reads them back as demos."""
 
     def check(self) -> None:
-        for name in ("fps", "zoom"):
-            v = getattr(self, name)
+        for name, v in (("fps", self.fps), ("zoom", self.zoom)):
             if v is not None and not v > 0:
                 raise CommandError(f"--{name}: expected a number > 0, got {v}")
         if not 0.0 <= self.coach_epsilon <= 1.0:
@@ -100,21 +99,20 @@ def parse_coach(algo: str, argv: list[str]) -> tuple[Any, Any, CoachSettings]:
     return entry, cfg, settings
 
 
-GIL_SWITCH_SECONDS = 0.001
-"""The trainer thread hands the interpreter to the window's thread at least this often (the
-default 5 ms made the window drop from ~21 to ~12 steps/s of 30 on a busy two-core machine)."""
-
-
 class Coaching(NamedTuple):
     """A coaching session under way: the trainer thread and the window's session."""
 
-    link: Any
-    """The :class:`agents.coach.CoachLink` both threads share."""
-    thread: threading.Thread
+    training: Any
+    """The :class:`agents.coach_run.CoachTraining`: the trainer thread and its link."""
     session: Any
     """The :class:`demostudio.play.PlaySession` (not started)."""
     corrections: Path
     """Where the corrected episodes are saved (in a folder per env)."""
+
+    @property
+    def link(self) -> Any:
+        """The :class:`agents.coach.CoachLink` the window and the trainer share."""
+        return self.training.link
 
 
 def _user_error(exc: BaseException) -> BaseException:
@@ -125,13 +123,12 @@ def _user_error(exc: BaseException) -> BaseException:
 
 def _prepare(entry: Any, cfg: Any, settings: CoachSettings) -> Path:
     """Check what can be checked before training starts; the corrections folder."""
-    from agents.core.run import default_run_dir, resolve_env
-    from demostudio.episode import EnvKwargsError, find_episodes, make_env_with_kwargs
+    from agents.coach_run import coached_folders, reuse_corrections, settle_config
+    from demostudio.episode import EnvKwargsError, make_env_with_kwargs
     from demostudio.play.keymap import KeyMapError, resolve_keymap
 
     try:
-        resolve_env(cfg)
-        cfg.validate()
+        settle_config(cfg)
     except (ValueError, FileNotFoundError) as exc:
         raise CommandError(str(exc)) from None
     try:
@@ -146,40 +143,33 @@ def _prepare(entry: Any, cfg: Any, settings: CoachSettings) -> Path:
         ) from None
     finally:
         probe.close()
-    cfg.run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(entry.agent_cls.name, cfg)
-    corrections = Path(settings.corrections or cfg.run_dir / "corrections")
+    corrections = coached_folders(entry.agent_cls.name, cfg, settings.corrections)
     refuse_sample_demos(cfg.run_dir, "--run-dir")
     refuse_sample_demos(corrections, "--corrections")
-    if corrections.is_dir() and find_episodes([corrections]) and corrections not in cfg.demos:
-        cfg.demos = (*cfg.demos, corrections)  # earlier corrections are demos again
-    if not cfg.demos and getattr(cfg, "pretrain_updates", 0):
-        print("coach: no demos yet, so no pre-training (--pretrain-updates 0)")
-        cfg.pretrain_updates = 0
+    note = reuse_corrections(cfg, corrections)
+    if note is not None:
+        print(note)
     return corrections
 
 
 def start_coach(entry: Any, cfg: Any, settings: CoachSettings) -> Coaching:
-    """Start training in a background thread and build the window's session around the
-    trainer's acting network (raises CommandError for what the user can fix)."""
-    from agents.coach import CoachAgent, CoachLink, LiveDemoCutter, coached, run_training
+    """Start training in a background thread (:mod:`agents.coach_run`) and build the window's
+    session around the trainer's acting network (raises CommandError for what the user can
+    fix)."""
+    from agents.coach import CoachAgent, LiveDemoCutter
+    from agents.coach_run import start_training
     from agents.core.stopping import request_stop, stop_signum
     from demostudio.episode import env_folder_name
     from demostudio.play import build_controller_session
     from demostudio.play.coach import CoachRecorder, CoachWindow
 
     corrections = _prepare(entry, cfg, settings)
-    sys.setswitchinterval(min(sys.getswitchinterval(), GIL_SWITCH_SECONDS))
-    link = CoachLink(entry.agent_cls.name)
-    agent = coached(entry.agent_cls, cfg, link)
-    thread = threading.Thread(
-        target=run_training, args=(agent, link), name="coach-trainer", daemon=True
-    )
-    thread.start()
     try:
-        link.ready.wait()
-        if link.error is not None:
-            thread.join()
-            raise _user_error(link.error)
+        training = start_training(entry.agent_cls, cfg)
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        raise _user_error(exc) from None
+    link = training.link
+    try:
         controller = CoachAgent(link, settings.coach_epsilon, cfg.seed)
         session = build_controller_session(
             cfg.env,
@@ -200,20 +190,18 @@ def start_coach(entry: Any, cfg: Any, settings: CoachSettings) -> Coaching:
     except BaseException as exc:
         if isinstance(exc, KeyboardInterrupt):  # a stop signal: the run saves, interrupted
             request_stop(stop_signum(exc))
-        link.stop.set()
-        thread.join()
+        training.abandon()
         raise
     session.opts.keep_on_quit = True  # closing the window keeps a corrected episode
-    return Coaching(link, thread, session, corrections)
+    return Coaching(training, session, corrections)
 
 
 def stop_coach(coaching: Coaching) -> Any:
     """End training (final evaluation and checkpoint) and return its TrainResult."""
-    coaching.link.stop.set()
-    coaching.thread.join()
-    if coaching.link.error is not None:
-        raise _user_error(coaching.link.error)
-    return coaching.link.result
+    try:
+        return coaching.training.stop()
+    except (ValueError, FileNotFoundError, KeyError) as exc:
+        raise _user_error(exc) from None
 
 
 def cmd_coach(args: argparse.Namespace) -> int:

@@ -56,10 +56,13 @@ def cmd_train(args: argparse.Namespace) -> int:
     cfg = dataclass_from_args(entry.config_cls, ns)
     refuse_sample_demos(cfg.run_dir or "runs", "--run-dir")  # default: runs/ here
     check_demo_paths(cfg)
+    from agents.core.config import InteractConfig
     from agents.core.stopping import RunInterrupted
 
+    # --resume is the interaction group's: BC, which trains in one go, has none
+    resumable = isinstance(cfg, InteractConfig)
     try:
-        if getattr(cfg, "resume", False):  # BC trains in one go and has no --resume
+        if resumable and cfg.resume:
             fresh_ok = entry.agent_cls.resume_by_default
             cfg = resume_config(args.algo, entry.config_cls, cfg, ns, args.args, fresh_ok)
         result = entry.train(cfg)
@@ -68,7 +71,7 @@ def cmd_train(args: argparse.Namespace) -> int:
     except RunInterrupted as stop:
         then = (
             f"`demostudio train {args.algo} --run-dir {stop.run_dir} --resume` continues it"
-            if hasattr(cfg, "resume")
+            if resumable
             else f"{args.algo} has no --resume: train again with another --run-dir"
         )
         return interrupted_line(stop, then)
@@ -90,9 +93,10 @@ def check_demo_paths(cfg) -> None:
     """CommandError naming ``--demos`` when a given path is missing or holds no episode file:
     checked before torch is imported and the run is built, which take seconds. A given
     ``--env`` is checked first (a typo there is the error to tell)."""
+    from agents.core.config import DemoConfig
     from demostudio.episode import ensure_registered, find_episodes
 
-    demos = getattr(cfg, "demos", ()) or ()
+    demos = tuple(cfg.demos or ()) if isinstance(cfg, DemoConfig) else ()
     if not demos:
         return
     if cfg.env:

@@ -66,16 +66,6 @@ def write_attrs(obj: h5py.HLObject, attrs: dict[str, Any]) -> None:
         obj.attrs[key] = to_json(value)
 
 
-def read_json_attr(obj: h5py.HLObject, key: str) -> Any:
-    """The JSON value of attribute ``key``; raises KeyError if absent, ValueError if not JSON."""
-    raw = obj.attrs[key]
-    if isinstance(raw, bytes):
-        raw = raw.decode("utf-8")
-    if not isinstance(raw, str):
-        raise ValueError(f"expected JSON text, got {type(raw).__name__} {raw!r:.60}")
-    return json.loads(raw)
-
-
 def fsync_path(path: Path) -> None:
     fd = os.open(path, os.O_RDONLY)
     try:

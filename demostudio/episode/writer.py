@@ -301,10 +301,6 @@ class EpisodeWriter:
             except Exception:  # the original error matters more; the .partial stays
                 pass
 
-    @property
-    def queue_depth(self) -> int:
-        return self._queue.qsize()
-
     def _put(self, item: Any, check: bool = True) -> None:
         if check and self._error is not None:
             self._finish_thread()  # raises the error

@@ -145,12 +145,14 @@ def test_the_demo_replay_counts_the_demos_it_holds():
     """The demo replay holds the demos, not --demo-capacity sequences: two CartPole demos
     of a few dozen steps are a few sequences, whatever the capacity."""
     from agents.core.preprocess import Leaf
+    from agents.dqfd.agent import DQfD
     from agents.dqfd.config import DQfDConfig
 
     cfg = DQfDConfig(env="CartPole-v1", demos=(Path("demos/CartPole-v1"),), demo_capacity=5_000_000)
-    held = footprint.demo_sequences(cfg)
+    held = footprint.demo_sequences(cfg.demos, cfg.period)
     assert held is not None and 2 <= held < 500
-    parts = footprint.estimate(cfg, {"obs": Leaf("vector", (4,))}, 2, 1000, True)
+    sizes = DQfD(cfg).memory_sizes(count_demos=True)
+    parts = footprint.estimate(sizes, {"obs": Leaf("vector", (4,))}, 2, 1000)
     demo = next(p for p in parts if p.name == "the demo replay")
     assert demo.flags == f"--demos ({held} sequences)"
 
@@ -203,8 +205,8 @@ def test_default_runs_fit_on_a_small_machine():
         info = EnvInfo("CartPole-v1", env, make_preprocessor(env.observation_space))
         agent.configure(info)
         params = footprint.meta_parameter_count(lambda a=agent, i=info: a.build_networks(i))
-        parts = footprint.estimate(cfg, info.preprocess.spec, info.num_actions, params,
-                                   agent.uses_replay)  # fmt: skip
+        sizes = agent.memory_sizes(count_demos=True)
+        parts = footprint.estimate(sizes, info.preprocess.spec, info.num_actions, params)
         assert sum(p.bytes for p in parts) < GIB // 2, (algo, parts)
         env.close()
 
@@ -275,11 +277,13 @@ def test_the_diverged_line_names_the_changed_fields_of_any_algorithm():
     from agents.reactor.config import ReactorConfig
     from agents.rnd_ppo.config import RNDPPOConfig
 
-    line = diverged_message(ReactorConfig(entropy_weight=0.5, eval_episodes=9), 4, "loss", 1.0)
+    hint = ReactorConfig(entropy_weight=0.5, eval_episodes=9).divergence_hint()
+    line = diverged_message(hint, 4, "loss", 1.0)
     assert line == "training diverged: the loss became 1.0 at update 4 (check --entropy-weight 0.5)"
-    line = diverged_message(RNDPPOConfig(), 2, "gradient norm", float("inf"))
+    line = diverged_message(RNDPPOConfig().divergence_hint(), 2, "gradient norm", float("inf"))
     assert line.endswith("at update 2 (lower --lr-policy (now 0.0001))")
-    line = diverged_message(RNDPPOConfig(vf_coef=4.0, bc_coef=2.0), 2, "loss", float("nan"))
+    hint = RNDPPOConfig(vf_coef=4.0, bc_coef=2.0).divergence_hint()
+    line = diverged_message(hint, 2, "loss", float("nan"))
     assert line.endswith("(check --vf-coef 4, --bc-coef 2)")
 
 

@@ -18,8 +18,8 @@ from agents.core.batch import LossOutput, to_torch, uniform_sample
 from agents.core.checkpoint import CheckpointError, save_checkpoint
 from agents.core.config import DemoConfig, ReplayAgentConfig, config_to_dict
 from agents.core.controller import AgentController
-from agents.core.demos import context_demos, demo_sequences
-from agents.core.learner import Learner
+from agents.core.demos import DemoFiles, context_demos, demo_sequences
+from agents.core.learner import Learner, Optim
 from agents.core.logger import read_metrics
 from agents.core.losses import unroll
 from agents.core.mixing import DataSource
@@ -110,7 +110,8 @@ class ToyOffline(Agent):
         return EpsilonGreedy(np.zeros(n), head="logits")
 
     def sources(self, ctx):
-        seqs = demo_sequences(context_demos(self.cfg, ctx), ctx.preprocess, ctx.network, 9, 8,
+        demos = context_demos(DemoFiles.of(self.cfg), ctx)
+        seqs = demo_sequences(demos, ctx.preprocess, ctx.network, 9, 8,
                               EndBehavior.ZERO_PAD, ctx.device)  # fmt: skip
         buf = PrioritizedSequenceReplay(len(seqs), 0.0, 0.0, seed=0, name="demos")
         buf.add(seqs)
@@ -244,7 +245,9 @@ def _learner(rule, **cfg_fields):
         q = unroll(learner.network, batch, 0).q
         return LossOutput((q**2).mean(), metrics={})
 
-    return Learner({"main": net}, cfg, torch.device("cpu"), loss, {"main": rule})
+    return Learner(
+        {"main": net}, cfg, torch.device("cpu"), loss, {"main": rule}, optim=Optim.of(cfg)
+    )
 
 
 def _batch():

@@ -6,7 +6,7 @@ import numpy as np
 import torch
 
 from agents.core.batch import Sample, to_torch
-from agents.core.learner import Learner
+from agents.core.learner import Learner, Optim
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork, RecurrentQNetwork
 from agents.core.preprocess import Leaf
 from agents.core.sequences import SequenceBatch
@@ -63,4 +63,4 @@ def torch_batch(batch: SequenceBatch, source: np.ndarray):
 def make_learner(cfg, loss_fn, recurrent: bool = False) -> Learner:
     net = tiny_network(recurrent=recurrent)
     return Learner({"main": net}, cfg, torch.device("cpu"), loss_fn,
-                   {"main": HardCopy(cfg.target_update_every)})  # fmt: skip
+                   {"main": HardCopy(cfg.target_update_every)}, optim=Optim.of(cfg))  # fmt: skip

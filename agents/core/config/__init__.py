@@ -36,7 +36,7 @@ from agents.core.config.margin import MarginConfig
 from agents.core.config.network import NetworkConfig, NetworkWidths
 from agents.core.config.optim import OptimConfig
 from agents.core.config.replay import ReplayConfig
-from agents.core.config.replay_agent import CoreConfig, ReplayAgentConfig
+from agents.core.config.replay_agent import ReplayAgentConfig
 from agents.core.config.run import RunConfig
 from agents.core.config.sequences import SequenceConfig
 
@@ -44,7 +44,6 @@ __all__ = [
     "ActorConfig",
     "ActorProcsConfig",
     "ConfigGroup",
-    "CoreConfig",
     "DemoConfig",
     "DemoMixConfig",
     "DemoReplayConfig",

@@ -16,8 +16,9 @@ def _flag(name: str) -> str:
 
 def require(cfg: object, names: tuple[str, ...], low: float, strict: bool = False) -> None:
     """ValueError naming the flag unless each field is ``>= low`` (``> low`` if strict)."""
+    values = vars(cfg)  # the dataclass's own fields: a name it lacks is a KeyError
     for name in names:
-        v = getattr(cfg, name)
+        v = values[name]
         if v is None:
             continue
         if (v <= low) if strict else (v < low):
@@ -25,10 +26,14 @@ def require(cfg: object, names: tuple[str, ...], low: float, strict: bool = Fals
 
 
 def require_unit(cfg: object, names: tuple[str, ...]) -> None:
+    values = vars(cfg)
     for name in names:
-        v = getattr(cfg, name)
+        v = values[name]
         if v is not None and not 0.0 <= v <= 1.0:
             raise ValueError(f"{_flag(name)}: expected in [0, 1], got {v}")
+
+
+G = TypeVar("G", bound="ConfigGroup")
 
 
 def _number(v: float) -> str:
@@ -50,6 +55,10 @@ class ConfigGroup:
     """This group's fields that make the learner diverge when set too high (or too low, such
     as ``adam_eps``): when a loss becomes non-finite, those given a value other than their
     default are named as the likely cause. Declared and inherited like ``limits``."""
+
+    learning_rate_field: ClassVar[str] = "learning_rate"
+    """The field that sets the learner's learning rate: the flag a diverged run is told to
+    lower when none of the ``diverging`` fields was changed."""
 
     def check(self) -> None:
         """Raise ValueError naming the flag for values of this group that cannot work."""
@@ -77,15 +86,40 @@ class ConfigGroup:
             found.update(klass.__dict__.get("diverging", ()))
         return frozenset(found & names)
 
+    def group(self, cls: type[G]) -> G:
+        """This config's values of the group ``cls`` (one of its bases) alone, as a ``cls``:
+        a part built from it sees its own settings and nothing else of the config."""
+        if not isinstance(self, cls):
+            raise TypeError(f"expected a group of {type(self).__name__}, got {cls.__name__}")
+        values = vars(self)
+        return cls(**{f.name: values[f.name] for f in dataclasses.fields(cls) if f.init})
+
+    def divergence_hint(self) -> str:
+        """What a diverged run is told to check: the ``diverging`` fields given a value other
+        than their default (the likely cause), else the learning rate's flag."""
+        values, diverging = vars(self), self.divergence_fields()
+        changed = [
+            f"{_flag(f.name)} {values[f.name]:g}"
+            for f in dataclasses.fields(self)
+            if f.name in diverging
+            and f.default is not dataclasses.MISSING
+            and values[f.name] != f.default
+        ]
+        if changed:
+            return f"check {', '.join(changed)}"
+        rate = values.get(self.learning_rate_field, math.nan)
+        return f"lower {_flag(self.learning_rate_field)} (now {float(rate):g})"
+
     def validate(self) -> None:
         """Every number finite (a saved config may hold NaN) and within its group's limits,
         then each group's check."""
+        values = vars(self)  # the fields only: properties are not settings
         for f in dataclasses.fields(self):
-            value = getattr(self, f.name)
+            value = values[f.name]
             if isinstance(value, float) and not math.isfinite(value):
                 raise ValueError(f"{_flag(f.name)}: expected a finite number, got {value}")
         for name, high in self.upper_bounds().items():
-            value = getattr(self, name)
+            value = values[name]
             if isinstance(value, (int, float)) and not isinstance(value, bool) and value > high:
                 high_text, value_text = _number(high), _number(value)
                 raise ValueError(f"{_flag(name)}: expected <= {high_text}, got {value_text}")
@@ -108,8 +142,9 @@ class ConfigGroup:
 def config_to_dict(cfg: Any) -> dict[str, Any]:
     """JSON-able dict (Paths as strings, tuples as lists)."""
     out: dict[str, Any] = {}
+    values = vars(cfg)
     for f in dataclasses.fields(cfg):
-        v = getattr(cfg, f.name)
+        v = values[f.name]
         if isinstance(v, Path):
             v = str(v)
         elif isinstance(v, tuple):

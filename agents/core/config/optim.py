@@ -28,9 +28,6 @@ class OptimConfig(ConfigGroup):
 
     limits: ClassVar[dict[str, float]] = {"batch_size": 4096, "learning_rate": 1.0, "adam_eps": 1.0}
     diverging: ClassVar[tuple[str, ...]] = ("learning_rate", "adam_eps", "max_grad_norm")
-    learning_rate_field: ClassVar[str] = "learning_rate"
-    """The field that sets the learner's ``learning_rate``: the flag a diverged run is told
-    to lower when none of the ``diverging`` fields was changed."""
 
     def check(self) -> None:
         require(self, ("batch_size",), 1)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from agents.core.config.base import ConfigGroup, require, require_unit
+from agents.core.config.interact import InteractConfig
+from agents.core.config.sequences import SequenceConfig
 from agents.core.replay import MIXABLE_KINDS, ReplayKind
 
 
@@ -72,11 +74,11 @@ class ReplayConfig(ConfigGroup):
         require(self, ("priority_beta_steps",), 0)
 
     def advice(self) -> list[str]:
-        budget = getattr(self, "total_env_steps", None)
-        if budget is None:
+        if not isinstance(self, InteractConfig):  # no env-step budget to compare with
             return []
+        budget = self.total_env_steps
         out = []
-        period = int(getattr(self, "period", 1))
+        period = int(self.period) if isinstance(self, SequenceConfig) else 1
         start = self.min_replay * period  # about one sequence per --period env steps
         if self.min_replay and start > budget:
             out.append(

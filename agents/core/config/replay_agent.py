@@ -26,7 +26,3 @@ class ReplayAgentConfig(
     RunConfig,
 ):
     """Recurrent replay training (actors + prioritized sequence replay + recurrent learner)."""
-
-
-CoreConfig = ReplayAgentConfig
-"""The former name of :class:`ReplayAgentConfig` (still used by a benchmark)."""
