@@ -246,7 +246,7 @@ class VectorActor:
     def _batch(self, obs: list) -> object:
         """One observation per env stacked into a new batch of the space's layout."""
         if type(self._space) is gym.spaces.Box:
-            return np.stack(obs).astype(self._space.dtype, copy=False)
+            return np.array(obs).astype(self._space.dtype, copy=False)  # np.stack's copy, cheaper
         return gym.vector.utils.concatenate(
             self._space, obs, gym.vector.utils.create_empty_array(self._space, self.n)
         )

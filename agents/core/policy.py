@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from agents.core.networks import LSTMState, NetworkOutput, RecurrentNetwork
+from agents.core.numpy_step import NumpyStep
 
 
 class PolicyStep(NamedTuple):
@@ -197,6 +198,7 @@ class BatchPolicy:
         self.version = -1
         """Learner updates of the weights loaded last (-1: as built)."""
         self._on_cpu = torch.device(device).type == "cpu"
+        self._step_cache: tuple[torch.Tensor, int, NumpyStep | None] | None = None
         self._state: LSTMState | None = None
         self._h = self._c = np.zeros(0, np.float32)
         self.state = network.initial_state(n, device)
@@ -235,6 +237,7 @@ class BatchPolicy:
     def load_weights(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
         self.network.load_state_dict(weights)
         self.version = version
+        self._step_cache = None
 
     def reset(self, which: np.ndarray | None = None) -> None:
         """Start new episodes in the selected slots (all when None)."""
@@ -267,13 +270,23 @@ class BatchPolicy:
         network's own forward decides."""
         if not self._on_cpu:
             return None
-        step = self.network.numpy_step()
+        step = self._current_numpy_step()
         if step is None or not step.fits(self.n) or not step.accepts(processed):
             return None
         heads, self._h, self._c = step(
             processed, self.prev_action, self.prev_reward, self._h, self._c
         )
         return heads
+
+    def _current_numpy_step(self) -> NumpyStep | None:
+        """The network's numpy step, looked up again when its first tensor has moved (the
+        network's full check of every tensor costs a few microseconds a step; ``.to()`` and
+        ``share_memory_()`` move them all, :meth:`load_weights` looks it up anew)."""
+        cached = self._step_cache
+        if cached is None or cached[0].data_ptr() != cached[1]:
+            first = next(iter(self.network.state_dict(keep_vars=True).values()))
+            cached = self._step_cache = (first, first.data_ptr(), self.network.numpy_step())
+        return cached[2]
 
     def _output(self, heads: dict[str, np.ndarray]) -> NetworkOutput:
         return NetworkOutput({k: torch.from_numpy(v[None]) for k, v in heads.items()}, self.state)

@@ -97,3 +97,26 @@ def test_one_env_selection_draws_what_the_batched_one_does(epsilon):
         explore = ref.random(1) < epsilon
         want = np.where(explore, ref.integers(0, 3, 1), s.argmax(-1))
         assert got.dtype == np.int64 and got.tolist() == want.tolist()
+
+
+def test_policy_acts_with_moved_weights():
+    """``share_memory()`` moves the network's tensors: the policy's numpy step follows them
+    (the weights written after the move are the ones it acts with)."""
+    a = actor("CartPole-v1", 2)
+    policy, obs = a.policy, a._obs
+    policy.step_network(obs)
+    policy.network.share_memory()
+    with torch.no_grad():
+        for p in policy.network.parameters():
+            p.mul_(-1.5)
+    state = policy.state
+    got = policy.step_network(obs).heads["q"]
+    with torch.no_grad():
+        want, _ = policy.network.torso(
+            {k: torch.from_numpy(v)[None] for k, v in obs.items()},
+            torch.from_numpy(policy.prev_action)[None],
+            torch.from_numpy(policy.prev_reward)[None],
+            state,
+        )
+        want = policy.network.head_outputs(want)["q"]
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
