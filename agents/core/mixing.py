@@ -127,7 +127,7 @@ class ReplayMix:
             np.array(betas, np.float64),
         )
         return Sample(
-            batch=concat_batches(parts),
+            batch=parts[0] if len(parts) == 1 else concat_batches(parts),  # take() copied it
             weight=(w / w.max()).astype(np.float32),
             source=source,
             index=np.concatenate(indices),

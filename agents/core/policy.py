@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from agents.core.networks import LSTMState, NetworkOutput, RecurrentNetwork
+from agents.core.numpy_step import NumpyStep
 
 
 class PolicyStep(NamedTuple):
@@ -38,7 +39,9 @@ class PolicyStep(NamedTuple):
 
 
 class Selector(Protocol):
-    """Turns one network step (heads ``[1, n, ...]``) into actions and extras."""
+    """Turns one network step (heads ``[1, n, ...]``) into actions and extras. A selector
+    may also have ``select_numpy(heads, rng)`` taking numpy heads ``[n, ...]``: the policy
+    then hands it the numpy acting step's output as it is (no tensors made per step)."""
 
     def __call__(self, out: NetworkOutput, rng: np.random.Generator) -> PolicyStep: ...
 
@@ -58,9 +61,19 @@ class EpsilonGreedy:
         self.head = head
 
     def __call__(self, out: NetworkOutput, rng: np.random.Generator) -> PolicyStep:
-        scores = out.heads[self.head][0]
+        return self.select_numpy({self.head: out.heads[self.head][0].cpu().numpy()}, rng)
+
+    def select_numpy(self, heads: Mapping[str, np.ndarray], rng: np.random.Generator) -> PolicyStep:
+        """The same from numpy heads ``[n, ...]`` (the numpy acting step's; equal to torch's
+        argmax, which also takes the first of equal maxima)."""
+        scores = heads[self.head]
         n, num_actions = scores.shape[0], scores.shape[-1]
-        greedy = scores.argmax(dim=-1).cpu().numpy()
+        if n == 1:  # scalar draws take the same numbers from the generator, at a third the cost
+            explore_one = rng.random() < self.epsilons[0]
+            random_one = rng.integers(0, num_actions)
+            pick = random_one if explore_one else scores[0].argmax()
+            return PolicyStep(np.array([pick], np.int64), {})
+        greedy = scores.argmax(axis=-1)
         explore = rng.random(n) < self.epsilons
         random = rng.integers(0, num_actions, n)
         return PolicyStep(np.where(explore, random, greedy).astype(np.int64), {})
@@ -161,7 +174,12 @@ def selector_part(selector: Selector, lo: int, hi: int) -> Selector | None:
 
 
 class BatchPolicy:
-    """``n`` independent episodes, one LSTM step per :meth:`act`, on its own network copy."""
+    """``n`` independent episodes, one LSTM step per :meth:`act`, on its own network copy.
+
+    On the CPU the recurrent state is kept in numpy arrays and, where the network's numpy
+    step covers it (:mod:`agents.core.numpy_step`), a step makes no tensor at all: per-step
+    tensor conversions and module calls would cost more than the small network's arithmetic.
+    """
 
     def __init__(
         self,
@@ -173,14 +191,35 @@ class BatchPolicy:
     ):
         self.network = network.to(device)
         self.selector = selector
+        self._select_numpy = getattr(selector, "select_numpy", None)
         self.n = n
         self.device = device
         self.rng = rng
         self.version = -1
         """Learner updates of the weights loaded last (-1: as built)."""
+        self._on_cpu = torch.device(device).type == "cpu"
+        self._step_cache: tuple[torch.Tensor, int, NumpyStep | None] | None = None
+        self._state: LSTMState | None = None
+        self._h = self._c = np.zeros(0, np.float32)
         self.state = network.initial_state(n, device)
         self.prev_action = np.full(n, -1, np.int64)
         self.prev_reward = np.zeros(n, np.float32)
+
+    @property
+    def state(self) -> LSTMState:
+        """The recurrent state as tensors on the policy's device (on the CPU, views of the
+        numpy arrays the policy keeps)."""
+        if self._on_cpu:
+            return LSTMState(torch.from_numpy(self._h), torch.from_numpy(self._c))
+        assert self._state is not None
+        return self._state
+
+    @state.setter
+    def state(self, value: LSTMState) -> None:
+        if self._on_cpu:  # arrays the policy replaces and never writes in place
+            self._h, self._c = value.h.numpy(), value.c.numpy()
+        else:
+            self._state = value
 
     @staticmethod
     def copy_of(
@@ -198,24 +237,62 @@ class BatchPolicy:
     def load_weights(self, weights: Mapping[str, torch.Tensor], version: int) -> None:
         self.network.load_state_dict(weights)
         self.version = version
+        self._step_cache = None
 
     def reset(self, which: np.ndarray | None = None) -> None:
         """Start new episodes in the selected slots (all when None)."""
         sel = np.ones(self.n, bool) if which is None else np.asarray(which, bool)
         if not sel.any():
             return
-        keep = torch.from_numpy(~sel).to(self.device).float().unsqueeze(-1)
-        self.state = LSTMState(self.state.h * keep, self.state.c * keep)
+        if self._on_cpu:
+            keep = (~sel).astype(np.float32)[:, None]
+            self._h, self._c = self._h * keep, self._c * keep
+        else:
+            keep = torch.from_numpy(~sel).to(self.device).float().unsqueeze(-1)
+            state = self.state
+            self._state = LSTMState(state.h * keep, state.c * keep)
         self.prev_action[sel] = -1
         self.prev_reward[sel] = 0.0
 
     def numpy_state(self) -> tuple[np.ndarray, np.ndarray]:
-        """The current state (before the next observation), each ``[n, H]``."""
-        return self.state.h.cpu().numpy().copy(), self.state.c.cpu().numpy().copy()
+        """The current state (before the next observation), each ``[n, H]``, read-only (the
+        policy replaces its arrays rather than writing them: no copy is needed)."""
+        if not self._on_cpu:
+            state = self.state
+            return state.h.cpu().numpy().copy(), state.c.cpu().numpy().copy()
+        h, c = self._h.view(), self._c.view()
+        h.flags.writeable = c.flags.writeable = False
+        return h, c
+
+    def _numpy_heads(self, processed: dict[str, np.ndarray]) -> dict[str, np.ndarray] | None:
+        """Advance the state by the network's numpy step and return its heads ``[n, ...]``;
+        None (nothing done) where that step does not cover this network or batch, as the
+        network's own forward decides."""
+        if not self._on_cpu:
+            return None
+        step = self._current_numpy_step()
+        if step is None or not step.fits(self.n) or not step.accepts(processed):
+            return None
+        heads, self._h, self._c = step(
+            processed, self.prev_action, self.prev_reward, self._h, self._c
+        )
+        return heads
+
+    def _current_numpy_step(self) -> NumpyStep | None:
+        """The network's numpy step, looked up again when its first tensor has moved (the
+        network's full check of every tensor costs a few microseconds a step; ``.to()`` and
+        ``share_memory_()`` move them all, :meth:`load_weights` looks it up anew)."""
+        cached = self._step_cache
+        if cached is None or cached[0].data_ptr() != cached[1]:
+            first = next(iter(self.network.state_dict(keep_vars=True).values()))
+            cached = self._step_cache = (first, first.data_ptr(), self.network.numpy_step())
+        return cached[2]
+
+    def _output(self, heads: dict[str, np.ndarray]) -> NetworkOutput:
+        return NetworkOutput({k: torch.from_numpy(v[None]) for k, v in heads.items()}, self.state)
 
     @torch.no_grad()
-    def step_network(self, processed: dict[str, np.ndarray]) -> NetworkOutput:
-        """Advance the state on preprocessed observations ``{leaf: [n, ...]}``."""
+    def _torch_step(self, processed: dict[str, np.ndarray]) -> NetworkOutput:
         obs = {
             k: torch.from_numpy(np.ascontiguousarray(v)).to(self.device)[None]
             for k, v in processed.items()
@@ -229,10 +306,22 @@ class BatchPolicy:
         self.state = out.state
         return out
 
-    @torch.no_grad()
+    def step_network(self, processed: dict[str, np.ndarray]) -> NetworkOutput:
+        """Advance the state on preprocessed observations ``{leaf: [n, ...]}``."""
+        heads = self._numpy_heads(processed)
+        return self._torch_step(processed) if heads is None else self._output(heads)
+
     def act(self, processed: dict[str, np.ndarray]) -> PolicyStep:
         """Actions and extras for ``{leaf: [n, ...]}``; advances the state."""
-        return self.selector(self.step_network(processed), self.rng)
+        heads = self._numpy_heads(processed)
+        if heads is None:
+            out = self._torch_step(processed)
+        elif self._select_numpy is not None:
+            return self._select_numpy(heads, self.rng)
+        else:
+            out = self._output(heads)
+        with torch.no_grad():
+            return self.selector(out, self.rng)
 
     def observe(self, action: np.ndarray, reward: np.ndarray) -> None:
         """The actions executed and their rewards (the next step's LSTM inputs)."""

@@ -26,6 +26,7 @@ The sum tree always holds ``p_i^alpha`` (DQfD reads each buffer's priority mass 
 
 from __future__ import annotations
 
+import math
 from typing import Literal, NamedTuple, get_args
 
 import numpy as np
@@ -53,6 +54,9 @@ class SumTree:
     def set(self, index: np.ndarray, value: np.ndarray) -> None:
         index = np.asarray(index, np.int64)
         value = np.asarray(value, np.float64)
+        if index.size == 1:  # one path (an added sequence): Python numbers, the same sums
+            self._set_one(int(index.reshape(-1)[0]), float(value.reshape(-1)[0]), index, value)
+            return
         if np.any(index < 0) or np.any(index >= self.capacity):
             raise IndexError(f"expected indices in [0, {self.capacity}), got {index}")
         if np.any(value < 0) or not np.all(np.isfinite(value)):
@@ -67,16 +71,30 @@ class SumTree:
             left = nodes << 1
             tree[nodes] = tree[left] + tree[left + 1]
 
+    def _set_one(self, index: int, value: float, given_index, given_value) -> None:
+        if not 0 <= index < self.capacity:
+            raise IndexError(f"expected indices in [0, {self.capacity}), got {given_index}")
+        if not (value >= 0 and math.isfinite(value)):
+            raise ValueError(f"expected finite priorities >= 0, got {given_value}")
+        tree = self._tree
+        node = index + self._leaves
+        tree[node] = value
+        while node > 1:
+            node >>= 1
+            tree[node] = float(tree[2 * node]) + float(tree[2 * node + 1])
+
     def find(self, mass: np.ndarray) -> np.ndarray:
         """Leaf index for each cumulative ``mass`` in ``[0, total)``."""
         mass = np.asarray(mass, np.float64).copy()
         node = np.ones(len(mass), np.int64)
+        tree = self._tree
         while node[0] < self._leaves:
-            left = self._tree[2 * node]
-            right_nonzero = self._tree[2 * node + 1] > 0
-            go_right = (mass >= left) & right_nonzero
-            mass = np.where(go_right, mass - left, mass)
-            node = 2 * node + go_right
+            node <<= 1  # the left child
+            left = tree[node]
+            go_right = mass >= left
+            go_right &= tree[node + 1] > 0
+            np.subtract(mass, left, out=mass, where=go_right)
+            node += go_right
         return node - self._leaves
 
     def sample(self, n: int, rng: np.random.Generator) -> np.ndarray:
@@ -189,7 +207,16 @@ class PrioritizedSequenceReplay:
             batch = take(batch, np.arange(b - self.capacity, b))
             b = self.capacity
         slots = (self._next + np.arange(b)) % self.capacity
-        map_batch(_assign(slots), self._data, batch)
+        # a slice where the slots do not wrap: the same writes, a fraction of the cost
+        where = slots if self._next + b > self.capacity else slice(self._next, self._next + b)
+        data = self._data
+        for name in SequenceBatch._fields:
+            mine, given = getattr(data, name), getattr(batch, name)
+            if name in DICT_FIELDS:
+                for k, v in mine.items():
+                    v[where] = given[k]
+            else:
+                mine[where] = given
         p = np.full(b, self.max_priority) if priority is None else np.asarray(priority, float)
         self._raw[slots] = np.maximum(p, 1e-8)
         self.tree.set(slots, self._raw[slots] ** self.alpha)

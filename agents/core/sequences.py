@@ -122,7 +122,8 @@ class SequenceWriter:
 
     ``begin`` an episode with its first observation, ``step`` once per action, ``end`` when
     the episode is over; each returns the sequences completed by that call (or None).
-    Only the steps still needed by future sequences are kept in memory.
+    Only the steps still needed by future sequences are kept in memory: the observations
+    and states in arrays (a sequence is cut from them by slicing), the scalars in lists.
     """
 
     def __init__(self, length: int, period: int, end: EndBehavior = EndBehavior.ZERO_PAD):
@@ -133,18 +134,21 @@ class SequenceWriter:
         self.end_behavior = end
         self._open = False
         self._extra_like: dict[str, np.ndarray] = {}
+        self._rows: _Rows | None = None
 
     def begin(self, obs: dict[str, np.ndarray], h: np.ndarray, c: np.ndarray) -> None:
-        self._obs: list[dict[str, np.ndarray]] = [obs]
+        rows = self._rows
+        if rows is None or not rows.fits(obs, h, c):
+            rows = self._rows = _Rows(obs, h, c, 2 * (self.length + self.period) + 2)
+        rows.clear()
+        rows.append(obs, h, c)
         self._prev_a: list[int] = [-1]
         self._prev_r: list[float] = [0.0]
-        self._h: list[np.ndarray] = [h]
-        self._c: list[np.ndarray] = [c]
         self._act: list[int] = []
         self._rew: list[float] = []
         self._term: list[bool] = []
         self._ext: list[dict[str, np.ndarray]] = []
-        self._base = 0  # episode step index of element 0 of the lists
+        self._base = 0  # episode step index of element 0 of the lists and rows
         self._next_start = 0
         self._last_written = -1
         self._open = True
@@ -166,29 +170,37 @@ class SequenceWriter:
     ) -> SequenceBatch | None:
         """One action; ``extras`` are the policy's outputs for it (same keys every step)."""
         assert self._open, "step() before begin()"
-        extras = extras or {}
-        if not self._extra_like and extras:
-            self._extra_like = {k: np.asarray(v) for k, v in extras.items()}
-        if extras.keys() != self._extra_like.keys():
-            raise ValueError(
-                f"expected the extras {sorted(self._extra_like)} at every step, "
-                f"got {sorted(extras)}"
-            )
-        self._ext.append(extras)
-        self._act.append(int(action))
-        self._rew.append(float(reward))
+        if extras or self._extra_like:
+            extras = extras or {}
+            if not self._extra_like:
+                if self.steps:  # earlier steps of the episode came without them
+                    raise ValueError(
+                        f"expected the extras {sorted(extras)} from the first step on, got them "
+                        f"from step {self.steps}"
+                    )
+                self._extra_like = {k: np.asarray(v) for k, v in extras.items()}
+            if extras.keys() != self._extra_like.keys():
+                raise ValueError(
+                    f"expected the extras {sorted(self._extra_like)} at every step, "
+                    f"got {sorted(extras)}"
+                )
+            self._ext.append(extras)
+        action, reward = int(action), float(reward)
+        self._act.append(action)
+        self._rew.append(reward)
         self._term.append(bool(terminal))
-        self._obs.append(next_obs)
-        self._prev_a.append(int(action))
-        self._prev_r.append(float(reward))
-        self._h.append(next_h)
-        self._c.append(next_c)
-        last_obs = self._base + len(self._obs) - 1
+        self._prev_a.append(action)
+        self._prev_r.append(reward)
+        rows = self._rows
+        rows.append(next_obs, next_h, next_c)
+        last_obs = self._base + rows.count - 1
+        if self._next_start + self.length - 1 > last_obs:
+            return None  # nothing to cut, nothing to drop (what is kept waits on a start)
         starts = []
         while self._next_start + self.length - 1 <= last_obs:
             starts.append(self._next_start)
             self._next_start += self.period
-        out = self._cut(starts) if starts else None
+        out = self._cut(starts)
         self._trim()
         return out
 
@@ -210,26 +222,28 @@ class SequenceWriter:
         return self._cut(sorted(set(starts))) if starts else None
 
     def _trim(self) -> None:
+        rows = self._rows
         keep_from = self._next_start
         if self.end_behavior is EndBehavior.ALIGN_END:
-            keep_from = min(keep_from, self._base + len(self._obs) - self.length)
+            keep_from = min(keep_from, self._base + rows.count - self.length)
         # observation i and action i of the lists are both episode step base + i
         drop = min(max(0, keep_from - self._base), len(self._act))
         if drop > 0:
-            for lst in (self._obs, self._prev_a, self._prev_r, self._h, self._c):
-                del lst[:drop]
-            del self._act[:drop], self._rew[:drop], self._term[:drop], self._ext[:drop]
+            rows.drop(drop)
+            del self._prev_a[:drop], self._prev_r[:drop]
+            del self._act[:drop], self._rew[:drop], self._term[:drop]
+            if self._ext:
+                del self._ext[:drop]
             self._base += drop
 
     def _cut(self, starts: list[int]) -> SequenceBatch:
         length = self.length
-        n_obs = len(self._obs)
+        rows = self._rows
+        n_obs = rows.count
         n_act = len(self._act)
         b = len(starts)
-        keys = self._obs[0].keys()
-        obs = {
-            k: np.zeros((b, length, *self._obs[0][k].shape), self._obs[0][k].dtype) for k in keys
-        }
+        kept = rows.view()
+        obs = {k: np.zeros((b, length, *v.shape[1:]), v.dtype) for k, v in kept.obs.items()}
         prev_a = np.full((b, length), -1, np.int64)
         prev_r = np.zeros((b, length), np.float32)
         act = np.zeros((b, length), np.int64)
@@ -237,24 +251,25 @@ class SequenceWriter:
         term = np.zeros((b, length), np.float32)
         mask = np.zeros((b, length), bool)
         ext = {k: np.zeros((b, length, *v.shape), v.dtype) for k, v in self._extra_like.items()}
+        los = []
         for i, s in enumerate(starts):
             lo = s - self._base
             assert lo >= 0, "sequence start was trimmed away"
+            los.append(lo)
             no = min(length, n_obs - lo)
-            for k in keys:
-                obs[k][i, :no] = np.stack([o[k] for o in self._obs[lo : lo + no]])
+            for k, v in kept.obs.items():
+                obs[k][i, :no] = v[lo : lo + no]
             prev_a[i, :no] = self._prev_a[lo : lo + no]
             prev_r[i, :no] = self._prev_r[lo : lo + no]
             na = max(0, min(length - 1, n_act - lo))
-            act[i, :na] = self._act[lo : lo + na]
-            rew[i, :na] = self._rew[lo : lo + na]
-            term[i, :na] = self._term[lo : lo + na]
-            mask[i, :na] = True
-            for k in ext:
-                if na:
+            if na:
+                act[i, :na] = self._act[lo : lo + na]
+                rew[i, :na] = self._rew[lo : lo + na]
+                term[i, :na] = self._term[lo : lo + na]
+                mask[i, :na] = True
+                for k in ext:
                     ext[k][i, :na] = np.stack([e[k] for e in self._ext[lo : lo + na]])
             self._last_written = max(self._last_written, s)
-        los = [s - self._base for s in starts]
         return SequenceBatch(
             obs=obs,
             prev_action=prev_a,
@@ -263,10 +278,82 @@ class SequenceWriter:
             reward=rew,
             terminal=term,
             mask=mask,
-            h0=np.stack([self._h[lo] for lo in los]).astype(np.float32),
-            c0=np.stack([self._c[lo] for lo in los]).astype(np.float32),
+            h0=kept.h[los],
+            c0=kept.c[los],
             extras=ext,
         )
+
+
+class _RowView(NamedTuple):
+    obs: dict[str, np.ndarray]
+    h: np.ndarray
+    c: np.ndarray
+
+
+class _Rows:
+    """The kept observations and recurrent states of one stream, row ``i`` = list element
+    ``i``: arrays written in place as steps arrive (rows dropped from the front move back
+    only when the end of the arrays is reached), grown when an episode keeps more."""
+
+    def __init__(self, obs: dict[str, np.ndarray], h: np.ndarray, c: np.ndarray, capacity: int):
+        self._obs = {k: np.zeros((capacity, *np.shape(v)), np.asarray(v).dtype)
+                     for k, v in obs.items()}  # fmt: skip
+        self._h = np.zeros((capacity, *np.shape(h)), np.float32)
+        self._c = np.zeros((capacity, *np.shape(c)), np.float32)
+        self._first = 0
+        self.count = 0
+
+    def fits(self, obs: dict[str, np.ndarray], h: np.ndarray, c: np.ndarray) -> bool:
+        """Rows of these keys, shapes and dtypes (a stream keeps them from one episode to
+        the next; anything else gets new arrays)."""
+        return (
+            obs.keys() == self._obs.keys()
+            and all(
+                np.shape(v) == self._obs[k].shape[1:] and np.asarray(v).dtype == self._obs[k].dtype
+                for k, v in obs.items()
+            )
+            and np.shape(h) == self._h.shape[1:]
+            and np.shape(c) == self._c.shape[1:]
+        )
+
+    def clear(self) -> None:
+        self._first = self.count = 0
+
+    def append(self, obs: dict[str, np.ndarray], h: np.ndarray, c: np.ndarray) -> None:
+        row = self._first + self.count
+        if row == len(self._h):
+            self._make_room()
+            row = self._first + self.count
+        for k, v in self._obs.items():
+            v[row] = obs[k]
+        self._h[row] = h
+        self._c[row] = c
+        self.count += 1
+
+    def drop(self, n: int) -> None:
+        self._first += n
+        self.count -= n
+
+    def view(self) -> _RowView:
+        """The kept rows (views: valid until the next append)."""
+        lo, hi = self._first, self._first + self.count
+        return _RowView({k: v[lo:hi] for k, v in self._obs.items()}, self._h[lo:hi],
+                        self._c[lo:hi])  # fmt: skip
+
+    def _make_room(self) -> None:
+        lo, n = self._first, self.count
+        arrays = [*self._obs.values(), self._h, self._c]
+        if n > len(self._h) // 2:  # mostly full: twice the rows
+            grown = [np.zeros((2 * len(a), *a.shape[1:]), a.dtype) for a in arrays]
+            for new, old in zip(grown, arrays):
+                new[:n] = old[lo : lo + n]
+            keys = list(self._obs)
+            self._obs = dict(zip(keys, grown[: len(keys)]))
+            self._h, self._c = grown[len(keys)], grown[len(keys) + 1]
+        else:
+            for a in arrays:
+                a[:n] = a[lo : lo + n].copy()
+        self._first = 0
 
 
 __all__ = [

@@ -144,3 +144,21 @@ def test_replay_state_mismatch_and_damage_are_named(tmp_path):
     path.write_bytes(path.read_bytes()[:100])
     with pytest.raises(CheckpointError, match=r"replay\.npz: expected a DemoStudio replay file"):
         load_replays(tmp_path)
+
+
+def test_sum_tree_one_path_at_a_time_sums_as_many_at_once():
+    """An added sequence updates its one path in Python numbers: every node (the root's
+    total included) is the float the vectorized update of many paths gives."""
+    rng = np.random.default_rng(0)
+    one, many = SumTree(37), SumTree(37)
+    for _ in range(20):
+        index = rng.choice(37, size=6, replace=False)
+        value = rng.random(6) ** 3 * 1e3
+        many.set(index, value)
+        for i, v in zip(index, value):
+            one.set(np.array([i]), np.array([v]))
+        np.testing.assert_array_equal(one._tree, many._tree)
+    mass = rng.random(200) * one.total
+    np.testing.assert_array_equal(one.find(mass), many.find(mass))
+    with pytest.raises(ValueError, match="priorities"):
+        one.set(np.array([0]), np.array([np.nan]))

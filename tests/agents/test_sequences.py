@@ -114,10 +114,14 @@ def test_bad_writer_arguments():
 
 
 @pytest.mark.parametrize("end", list(EndBehavior))
-@pytest.mark.parametrize(("length", "period", "steps"), [(5, 3, 23), (6, 2, 17), (4, 3, 12)])
+@pytest.mark.parametrize(
+    ("length", "period", "steps"), [(5, 3, 23), (6, 2, 17), (4, 3, 12), (16, 5, 333), (3, 2, 500)]
+)
 def test_every_step_field_matches_its_index(end, length, period, steps):
     """Long episodes exercise trimming: every field must stay aligned with its step."""
-    b = gather(run_episode(SequenceWriter(length, period, end), steps))
+    writer = SequenceWriter(length, period, end)
+    run_episode(writer, steps // 3)  # the writer's arrays are reused from episode to episode
+    b = gather(run_episode(writer, steps))
     for i in range(len(b)):
         s = int(b.h0[i, 0])  # the stored state tells the start
         for j in range(length):
@@ -132,3 +136,11 @@ def test_every_step_field_matches_its_index(end, length, period, steps):
     # every step is learnable in at least one sequence
     covered = {int(b.h0[i, 0]) + j for i in range(len(b)) for j in range(length) if b.mask[i, j]}
     assert covered == set(range(steps))
+
+
+def test_extras_that_start_mid_episode_are_refused():
+    w = SequenceWriter(length=4, period=2)
+    w.begin({"obs": np.zeros(1)}, np.zeros(1), np.zeros(1))
+    w.step(0, 1.0, False, {"obs": np.ones(1)}, np.zeros(1), np.zeros(1))
+    with pytest.raises(ValueError, match="from the first step on"):
+        w.step(0, 1.0, False, {"obs": np.ones(1)}, np.zeros(1), np.zeros(1), {"mu": 1.0})

@@ -67,3 +67,56 @@ def test_update_weights_copies_in_place_and_refuses_other_weights():
     with pytest.raises(RuntimeError, match="size mismatch"):
         a.update_weights(wider.state_dict(), 8)
     assert a.policy.version == 7
+
+
+def test_policy_state_is_read_only_and_never_written_in_place():
+    """The numpy state the policy hands out (stored with sequences without a copy) keeps
+    its values through later steps and resets."""
+    a = actor("CartPole-v1", 2)
+    for _ in range(3):
+        a.step()
+    h, c = a.policy.numpy_state()
+    kept = h.copy(), c.copy()
+    assert not h.flags.writeable and not c.flags.writeable
+    for _ in range(30):  # episodes end: their slots are reset
+        a.step()
+    a.policy.reset()
+    np.testing.assert_array_equal(h, kept[0])
+    np.testing.assert_array_equal(c, kept[1])
+    assert not np.array_equal(a.policy.numpy_state()[0], kept[0])
+
+
+@pytest.mark.parametrize("epsilon", [0.0, 0.5, 1.0])
+def test_one_env_selection_draws_what_the_batched_one_does(epsilon):
+    """One env: scalar draws from the generator, the same numbers as the arrays of n."""
+    select = EpsilonGreedy(np.array([epsilon]))
+    ours, ref = np.random.default_rng(7), np.random.default_rng(7)
+    scores = np.random.default_rng(1).normal(size=(50, 1, 3)).astype(np.float32)
+    for s in scores:
+        got = select.select_numpy({"q": s}, ours).action
+        explore = ref.random(1) < epsilon
+        want = np.where(explore, ref.integers(0, 3, 1), s.argmax(-1))
+        assert got.dtype == np.int64 and got.tolist() == want.tolist()
+
+
+def test_policy_acts_with_moved_weights():
+    """``share_memory()`` moves the network's tensors: the policy's numpy step follows them
+    (the weights written after the move are the ones it acts with)."""
+    a = actor("CartPole-v1", 2)
+    policy, obs = a.policy, a._obs
+    policy.step_network(obs)
+    policy.network.share_memory()
+    with torch.no_grad():
+        for p in policy.network.parameters():
+            p.mul_(-1.5)
+    state = policy.state
+    got = policy.step_network(obs).heads["q"]
+    with torch.no_grad():
+        want, _ = policy.network.torso(
+            {k: torch.from_numpy(v)[None] for k, v in obs.items()},
+            torch.from_numpy(policy.prev_action)[None],
+            torch.from_numpy(policy.prev_reward)[None],
+            state,
+        )
+        want = policy.network.head_outputs(want)["q"]
+    torch.testing.assert_close(got, want, atol=1e-5, rtol=1e-4)
