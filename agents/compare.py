@@ -60,6 +60,7 @@ class CompareSettings(Protocol):
     jobs: int
     overrides: str
     device: str
+    restart: bool
 
 
 class RunSpec(NamedTuple):
@@ -77,6 +78,13 @@ class RunSpec(NamedTuple):
     run_dir: str
     device: str
     threshold: float
+    resume: bool = False
+    """Continue this run from its latest checkpoint (an interrupted run of the same plan)."""
+
+    def planned(self) -> dict[str, Any]:
+        """What the run folder's marker records: the plan, without how this invocation
+        starts it."""
+        return {k: v for k, v in self._asdict().items() if k != "resume"}
 
 
 class RunSummary(NamedTuple):
@@ -133,7 +141,7 @@ _SUMMARY_TYPES: dict[str, tuple[type, ...]] = {
 }
 RUN_MARKER = "compare-run.json"
 """Written into each run folder a comparison makes, before it trains: only a folder with it
-is restarted (its checkpoints deleted) when a rerun finds it unfinished."""
+is continued or restarted when a rerun finds it unfinished."""
 
 
 class DemoInfo(NamedTuple):
@@ -252,6 +260,8 @@ def build_config(spec: RunSpec) -> Any:
         )
     if "demos" in names:
         values["demos"] = tuple(Path(p) for p in spec.demos)
+    if spec.resume:
+        values["resume"] = True
     common = spec.overrides.get("*", {})
     values.update({k: v for k, v in common.items() if k in names})
     own = spec.overrides.get(spec.algo, {})
@@ -278,7 +288,7 @@ def run_one(spec: RunSpec) -> RunSummary:
     marker = run_dir / RUN_MARKER
     made = [p for p in (run_dir.parent, run_dir, marker) if not os.path.lexists(p)]
     run_dir.mkdir(parents=True, exist_ok=True)
-    marker.write_text(json.dumps(spec._asdict()) + "\n", encoding="utf-8")
+    marker.write_text(json.dumps(spec.planned()) + "\n", encoding="utf-8")
     t0 = time.perf_counter()
     try:
         result = entry.train(cfg)
@@ -384,6 +394,35 @@ def check_run_folder(run_dir: Path, out: Path) -> None:
         )
 
 
+def continue_or_clear(spec: RunSpec, restart: bool) -> RunSpec:
+    """An interrupted run of the same plan (its marker records this spec) continues from its
+    latest checkpoint where the algorithm resumes, so a closed terminal costs at most the
+    minutes since that checkpoint; any other unfinished run, or every one with ``restart``,
+    starts again with its checkpoints, metrics and logs cleared."""
+    from agents.core.checkpoint import latest_checkpoint, replay_path
+    from agents.core.config import InteractConfig
+    from agents.registry import get_algorithm
+
+    run_dir = Path(spec.run_dir)
+    marker = run_dir / RUN_MARKER
+    resumable = issubclass(get_algorithm(spec.algo).config_cls, InteractConfig)
+    if resumable and not restart and marker.is_file() and latest_checkpoint(run_dir) is not None:
+        try:
+            same = json.loads(marker.read_text(encoding="utf-8")) == json.loads(
+                json.dumps(spec.planned())
+            )
+        except (OSError, UnicodeDecodeError, ValueError):
+            same = False
+        if same:
+            return spec._replace(resume=True)
+    for leftover in (run_dir / "checkpoints").glob("*.pt"):
+        leftover.unlink()
+    replay_path(run_dir).unlink(missing_ok=True)
+    (run_dir / "metrics.jsonl").unlink(missing_ok=True)
+    shutil.rmtree(run_dir / "tb", ignore_errors=True)  # its logs go with it
+    return spec
+
+
 def plan_runs(cfg: CompareSettings, threshold: float) -> list[RunSpec]:
     from agents.registry import algorithm_names
 
@@ -456,17 +495,14 @@ def run_comparison(
         check_run_folder(Path(s.run_dir), cfg.out)
     made = [p for p in (cfg.out,) if not os.path.lexists(p)]
     cfg.out.mkdir(parents=True, exist_ok=True)
-    for s in todo:
-        for leftover in (Path(s.run_dir) / "checkpoints").glob("*.pt"):
-            leftover.unlink()  # an interrupted run of this plan: start it again
-        metrics = Path(s.run_dir) / "metrics.jsonl"
-        if metrics.exists():
-            metrics.unlink()
-        shutil.rmtree(Path(s.run_dir) / "tb", ignore_errors=True)  # its logs go with it
+    todo = [continue_or_clear(s, cfg.restart) for s in todo]
+    resumed = sum(s.resume for s in todo)
+    verb = "s continue" if resumed > 1 else " continues"
     report(
         f"compare {cfg.env}: {len(todo)} runs to do ({len(done)} already done), "
         f"{_episodes(len(demos.paths))} (mean return {fmt_return(demos.mean_return)}), "
         f"threshold {threshold:g}"
+        + (f"; {resumed} interrupted run{verb} from its latest checkpoint" if resumed else "")
     )
 
     walls: dict[str, list[float]] = {}

@@ -32,8 +32,8 @@ class CompareConfig:
     budget: int = 20_000
     """Env steps per run (bc learns from the demos only and uses none)."""
     out: Path = Path("compare")
-    """Output folder: runs/, results.jsonl (finished runs are skipped on a rerun), results.md,
-    learning_curves.png."""
+    """Output folder: runs/, results.jsonl (finished runs are skipped on a rerun, interrupted
+    ones continue from their latest checkpoint), results.md, learning_curves.png."""
     threshold: float | None = None
     """Return that counts as reached (none: the env's reward threshold, else the demos' mean)."""
     eval_every: int = 2_000
@@ -49,6 +49,8 @@ class CompareConfig:
     '{"dqfd": {"pretrain_updates": 1000}, "*": {"num_actors": 2}}'."""
     device: Literal["auto", "cpu", "cuda"] = "cpu"
     """Torch device of every run."""
+    restart: bool = False
+    """Start interrupted runs again from nothing instead of continuing them."""
 
 
 def cmd_compare(args: argparse.Namespace) -> int:

@@ -257,11 +257,45 @@ def test_sigterm_ends_a_comparison_as_ctrl_c_does_and_a_rerun_continues(
     assert [(r.algo, r.seed) for r in read_results(out)] == [("r2d2", 4)]
     second = out / "runs" / "r2d2-CartPole-v1-s5" / "checkpoints" / "final.pt"
     assert load_checkpoint(second)["interrupted"] is True
+    stopped_at = load_checkpoint(second)["counters"]["env_steps"]
+    assert 0 < stopped_at < 300
     monkeypatch.undo()
     assert main(args) == 0
-    assert "1 runs to do (1 already done)" in capsys.readouterr().out
+    out_text = capsys.readouterr().out
+    assert "1 runs to do (1 already done)" in out_text
+    assert "; 1 interrupted run continues from its latest checkpoint" in out_text
     assert sorted((r.algo, r.seed) for r in read_results(out)) == [("r2d2", 4), ("r2d2", 5)]
     assert load_checkpoint(second)["interrupted"] is False
+    metrics = (second.parent.parent / "metrics.jsonl").read_text().splitlines()
+    steps = [json.loads(line)["env_steps"] for line in metrics]
+    assert steps[0] <= stopped_at  # the rows before the stop are kept: it continued
+
+
+def test_restart_starts_an_interrupted_run_again(tmp_path, cartpole_demos, capsys, monkeypatch):
+    """``--restart``, or a plan that changed since the run was interrupted, trains it from
+    nothing: its checkpoints and metrics go."""
+    from agents.compare import RUN_MARKER, continue_or_clear, plan_runs
+    from demostudio.cli.compare_cmd import CompareConfig
+
+    cfg = CompareConfig(env="CartPole-v1", algos=("r2d2",), seeds=1, out=tmp_path / "c")
+    (spec,) = plan_runs(cfg, 30.0)
+    run = Path(spec.run_dir)
+    (run / "checkpoints").mkdir(parents=True)
+
+    def interrupted(marker_spec: dict) -> None:
+        (run / RUN_MARKER).write_text(json.dumps(marker_spec))
+        (run / "checkpoints" / "step-0000000100.pt").write_bytes(b"weights")
+        (run / "metrics.jsonl").write_text("{}\n")
+
+    interrupted(spec.planned())
+    assert continue_or_clear(spec, restart=False).resume is True
+    assert (run / "checkpoints" / "step-0000000100.pt").exists()
+    assert continue_or_clear(spec, restart=True).resume is False
+    assert not (run / "checkpoints" / "step-0000000100.pt").exists()
+    assert not (run / "metrics.jsonl").exists()
+    interrupted({**spec.planned(), "budget": 1})  # another plan: its steps mean nothing here
+    assert continue_or_clear(spec, restart=False).resume is False
+    assert not (run / "checkpoints" / "step-0000000100.pt").exists()
 
 
 def test_each_finished_run_says_how_many_are_done_and_about_how_long_the_rest_take():
