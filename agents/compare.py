@@ -238,7 +238,8 @@ def parse_overrides(text: str, algos: Sequence[str]) -> dict[str, dict[str, Any]
 def build_config(spec: RunSpec) -> Any:
     """The algorithm's config for one run: budget, seed, evaluation and demos set where the
     config has those fields, then ``*`` overrides (where the field exists), then the
-    algorithm's own overrides (which must exist)."""
+    algorithm's own overrides (which must exist). An interrupted run continues with the
+    config saved in its checkpoint and only those values set again."""
     from agents.registry import get_algorithm
 
     cls = get_algorithm(spec.algo).config_cls
@@ -260,8 +261,6 @@ def build_config(spec: RunSpec) -> Any:
         )
     if "demos" in names:
         values["demos"] = tuple(Path(p) for p in spec.demos)
-    if spec.resume:
-        values["resume"] = True
     common = spec.overrides.get("*", {})
     values.update({k: v for k, v in common.items() if k in names})
     own = spec.overrides.get(spec.algo, {})
@@ -272,7 +271,15 @@ def build_config(spec: RunSpec) -> Any:
     for k, v in values.items():
         if isinstance(v, list):
             values[k] = tuple(v)
-    return cls(**values)
+    cfg = cls(**values)
+    if spec.resume:  # the saved config with what the plan sets: today's defaults do not leak in
+        from agents.core.config import config_from_dict, config_to_dict
+        from agents.core.resume import resumed_config
+
+        given = config_to_dict(cfg)
+        given = {k: given[k] for k in values}
+        cfg = resumed_config(Path(spec.run_dir), cfg, given, lambda v: config_from_dict(cls, v))
+    return cfg
 
 
 def run_one(spec: RunSpec) -> RunSummary:
