@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
+from agents.core.ale_vector import AleBatchEnvs, AtariVector, open_batch_envs
 from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, Selector
 from agents.core.preprocess import Preprocessor
@@ -82,6 +83,8 @@ class ActorSpec(NamedTuple):
     keep_episodes: bool = False
     first_actor: int = 0
     """Index of env 0 among all actors (``FinishedEpisode.actor``)."""
+    atari_vector: AtariVector = "ale"
+    """ALE envs: stepped by ale-py's vector env (:mod:`agents.core.ale_vector`) or a list."""
 
 
 def make_vector_actor(spec: ActorSpec, device: torch.device) -> VectorActor:
@@ -103,6 +106,7 @@ def make_vector_actor(spec: ActorSpec, device: torch.device) -> VectorActor:
         seed=spec.env_seed,
         keep_episodes=spec.keep_episodes,
         first_actor=spec.first_actor,
+        batch_envs=open_batch_envs(spec.make_env, spec.num_envs, spec.atari_vector),
     )
 
 
@@ -118,9 +122,12 @@ class VectorActor:
         seed: int,
         keep_episodes: bool = False,
         first_actor: int = 0,
+        batch_envs: AleBatchEnvs | None = None,
     ):
-        self.envs = [fn() for fn in env_fns]
-        self._space = self.envs[0].observation_space
+        self.batch_envs = batch_envs
+        """Steps all envs as one batch instead of ``envs`` (ALE; None: the list)."""
+        self.envs = [fn() for fn in env_fns] if batch_envs is None else []
+        self._space = (batch_envs or self.envs[0]).observation_space
         self.policy = policy
         self._weights: dict[str, torch.Tensor] | None = None
         self.preprocess = preprocess
@@ -131,7 +138,9 @@ class VectorActor:
         self._episode_seqs: list[list[SequenceBatch]] = [[] for _ in range(self.n)]
         self._returns = np.zeros(self.n)
         self._obs = self.preprocess(
-            self._batch([env.reset(seed=seed + i)[0] for i, env in enumerate(self.envs)])
+            batch_envs.reset(seed)
+            if batch_envs is not None
+            else self._batch([env.reset(seed=seed + i)[0] for i, env in enumerate(self.envs)])
         )
         self._autoreset = np.zeros(self.n, bool)
         h, c = policy.numpy_state()
@@ -218,6 +227,8 @@ class VectorActor:
         mode, without merging infos nobody reads (a third of its cost for one env).
         ``autoreset``: the envs that only reset (default: those whose episode ended on the
         last step)."""
+        if self.batch_envs is not None:  # resets the same envs by itself (next-step mode)
+            return self.batch_envs.step(actions)
         if autoreset is None:
             autoreset = self._autoreset
         obs: list = []
@@ -255,6 +266,8 @@ class VectorActor:
         return {}
 
     def close(self) -> None:
+        if self.batch_envs is not None:
+            self.batch_envs.close()
         for env in self.envs:
             env.close()
 

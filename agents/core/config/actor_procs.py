@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Literal
 
 from agents.core.config.base import ConfigGroup, require
 
@@ -26,6 +26,11 @@ class ActorProcsConfig(ConfigGroup):
     actor_chunk_steps: int = 50
     """With --actor-procs: env steps per env an actor process takes per request; experience
     comes back as the sequences those steps completed."""
+
+    # --- environments ----------------------------------------------------------------------
+    atari_vector: Literal["ale", "python"] = "ale"
+    """ALE envs made plainly (no wrappers): step them with ale-py's vector env in C++ threads
+    (ale, the same frames and episodes) or one after the other in Python (python)."""
 
     limits: ClassVar[dict[str, float]] = {"actor_procs": 256, "actor_chunk_steps": 100_000}
 
