@@ -27,7 +27,7 @@ class ActorProcsConfig(ConfigGroup):
     """With --actor-procs: env steps per env an actor process takes per request; experience
     comes back as the sequences those steps completed."""
 
-    # --- environments ----------------------------------------------------------------------
+    # --- env -------------------------------------------------------------------------------
     atari_vector: Literal["ale", "python"] = "ale"
     """ALE envs made plainly (no wrappers): step them with ale-py's vector env in C++ threads
     (ale, the same frames and episodes) or one after the other in Python (python)."""
