@@ -83,7 +83,7 @@ class ActorSpec(NamedTuple):
     keep_episodes: bool = False
     first_actor: int = 0
     """Index of env 0 among all actors (``FinishedEpisode.actor``)."""
-    atari_vector: AtariVector = "ale"
+    atari_vector: AtariVector = "python"
     """ALE envs: stepped by ale-py's vector env (:mod:`agents.core.ale_vector`) or a list."""
 
 

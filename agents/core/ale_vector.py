@@ -1,9 +1,11 @@
-"""ALE envs stepped as one batch by ale-py's own vector env (C++, one thread per env slice).
+"""ALE envs stepped as one batch by ale-py's own vector env (C++ threads).
 
-The actors step a list of Gymnasium envs one after the other in Python. For an env the
-agent makes as plain ``gym.make(ALE id, ...)``, :func:`open_batch_envs` builds ale-py's
-``AtariVectorEnv`` with the same emulator settings instead, and :class:`AleBatchEnvs`
-hands the actor what the list would have:
+The actors step a list of Gymnasium envs one after the other in Python. With
+``--atari-vector ale`` and an env the agent makes as plain ``gym.make(ALE id, ...)``,
+:func:`open_batch_envs` builds ale-py's ``AtariVectorEnv`` with the same emulator settings
+instead (it steps the envs in parallel where cores are free; on a busy 2-core machine it
+measures the same as the list, ``benchmarks/results/atari-vector``), and
+:class:`AleBatchEnvs` hands the actor what the list would have:
 
 * the same frames: full 210x160 screens (RGB, or gray for ``obs_type="grayscale"``),
   bit for bit what ``AtariEnv`` returns, so the actor's one preprocess (gray 84x84, the

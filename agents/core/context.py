@@ -170,7 +170,9 @@ class RunContext:
                     policy_seed=cfg.seed + 2 + 7919 * k,
                     keep_episodes=self.agent.keep_episodes(),
                     first_actor=k * n,
-                    atari_vector=cfg.atari_vector if isinstance(cfg, ActorProcsConfig) else "ale",
+                    atari_vector=cfg.atari_vector
+                    if isinstance(cfg, ActorProcsConfig)
+                    else "python",
                 )
             )
         return specs

@@ -114,12 +114,13 @@ R2D2_ON_PONG = dict(
     env="ALE/Pong-v5", env_kwargs='{"max_num_frames_per_episode": 200}', num_actors=2,
     hidden=16, lstm=16, burn_in=2, trace=6, period=3, batch_size=4, min_replay=4,
     env_steps_per_update=40.0, eval_episodes=1, progress=False, tensorboard=False,
+    atari_vector="ale",
 )  # fmt: skip
 
 
 def test_r2d2_actors_on_ale_write_sequences_of_frames():
-    """The R2D2 agent's own actor spec: the vector env is chosen by default and its actors
-    write sequences of 84x84 frames of the configured length, across episode ends."""
+    """The R2D2 agent's own actor spec with --atari-vector ale: its actors write sequences
+    of 84x84 frames of the configured length, across episode ends."""
     cfg = R2D2Config(**R2D2_ON_PONG)
     agent = R2D2(cfg)
     env = agent.make_env()
