@@ -24,6 +24,7 @@ from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
+from agents.core.mirror import env_reflection
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample, epsilon_ladder
@@ -52,9 +53,12 @@ class Reactor(Agent):
     def configure(self, env: EnvInfo) -> None:
         """Settle the value support the flags left open: ``--v-min`` / ``--v-max`` from the
         env's reward bounds and step limit (:mod:`agents.reactor.support`); a given value
-        wins. The env's number of actions sizes the demo steps' behaviour."""
+        wins. The env's number of actions sizes the demo steps' behaviour. ``--mirror auto``
+        becomes env where the env has a known reflection, else none."""
         cfg = self.cfg
         self.num_actions = env.num_actions
+        if cfg.mirror == "auto":
+            cfg.mirror = "env" if has_reflection(env.env_id) else "none"
         if cfg.v_min is None or cfg.v_max is None:
             v_min, v_max = default_support(env.env, cfg.discount, cfg.reward_clip)
             cfg.v_min = v_min if cfg.v_min is None else cfg.v_min
@@ -123,6 +127,15 @@ class Reactor(Agent):
         if self.demo_mix is not None:
             out.update(self.demo_mix.metrics(ctx.counters.env_steps))
         return out
+
+
+def has_reflection(env_id: str) -> bool:
+    """``env_id`` has a known reflection (:data:`agents.core.mirror.REFLECTIONS`)."""
+    try:
+        env_reflection(env_id)
+    except ValueError:
+        return False
+    return True
 
 
 def train_reactor(cfg: ReactorConfig) -> TrainResult:
