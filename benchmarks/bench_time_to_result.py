@@ -2,7 +2,7 @@
 evaluation at the target, today's code beside the new in one run; prints JSON.
 
   python benchmarks/bench_time_to_result.py [--tasks mc cartpole-r2d2 cartpole-reactor]
-      [--seeds 3] [--baseline-src DIR] [--hold-steps 20000] [--timeout 300]
+      [--seeds 3] [--baseline-src DIR] [--hold-steps 10000] [--timeout 300]
 
 Each run is the command a user types, ``demostudio train ALGO --env ENV ...`` at its
 defaults, plus ``--seed S`` and a run folder in a temporary one, started as a fresh process
@@ -189,7 +189,7 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"comma-separated, of {','.join(TASKS)}")  # fmt: skip
     p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per task and tree")
     p.add_argument("--baseline-src", type=Path, default=None, help="another tree of this project")
-    p.add_argument("--hold-steps", type=int, default=20_000,
+    p.add_argument("--hold-steps", type=int, default=10_000,
                    help="cartpole-reactor's budget, to see whether 475 holds")  # fmt: skip
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per run (then stopped)")
     p.add_argument("--doorkey-timeout", type=float, default=900.0)

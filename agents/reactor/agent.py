@@ -24,7 +24,7 @@ from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
 from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
-from agents.core.mirror import env_reflection
+from agents.core.mirror import has_reflection
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample, epsilon_ladder
@@ -127,15 +127,6 @@ class Reactor(Agent):
         if self.demo_mix is not None:
             out.update(self.demo_mix.metrics(ctx.counters.env_steps))
         return out
-
-
-def has_reflection(env_id: str) -> bool:
-    """``env_id`` has a known reflection (:data:`agents.core.mirror.REFLECTIONS`)."""
-    try:
-        env_reflection(env_id)
-    except ValueError:
-        return False
-    return True
 
 
 def train_reactor(cfg: ReactorConfig) -> TrainResult:

@@ -201,6 +201,10 @@ class ReactorConfig(
     config.json)."""
 
     # --- evaluation and gate ---------------------------------------------------------------
+    # Every 1,000 env steps (the core's 5,000): with the mirror CartPole-v1 plays 500 within
+    # a few thousand steps, and the stop rule can end a run only at an evaluation. A run
+    # that goes on past its target (--stop-when off) pays for it: five 500-step episodes.
+    eval_every: int = 1_000
     eval_greedy: bool = True
     """Evaluate (and watch) with the most probable action of pi; off: sample from pi."""
 
