@@ -20,7 +20,8 @@ The tasks (target: an evaluation's mean return, or DoorKey's success rate):
 * ``cartpole-reactor``: Reactor, CartPole-v1: 475, and held: every later evaluation still
   at 475. The stop rule would end the run at the first such evaluation, so this task adds
   ``--stop-when off --total-env-steps HOLD`` (the time to the first is the same: the rule
-  acts only after an evaluation is logged) to see the evaluations after it.
+  acts only after an evaluation is logged) to see the evaluations after it; ``--hold-steps
+  0`` runs it at the defaults, stopping at the first (``held`` is then not reported).
 
 The parent polls the run's metrics.jsonl (every 50 ms) and notes when each row appears:
 ``to_target_s`` is the wall from the process's start to the first evaluation row at or above
@@ -91,7 +92,8 @@ def run_once(tree: Path, task: str, seed: int, work: Path, hold_steps: int,
     """One ``demostudio train`` of ``task`` from ``tree``, timed as described above."""
     spec = TASKS[task]
     run_dir = Path(tempfile.mkdtemp(dir=work)) / "run"
-    extra = ["--stop-when", "off", "--total-env-steps", str(hold_steps)] if spec.get("hold") else []
+    hold = bool(spec.get("hold")) and hold_steps > 0
+    extra = ["--stop-when", "off", "--total-env-steps", str(hold_steps)] if hold else []
     cmd = [sys.executable, "-c", CLI, "train", *spec["args"], "--seed", str(seed),
            "--run-dir", str(run_dir), *extra]  # fmt: skip
     env = dict(os.environ, PYTHONPATH=str(tree), SDL_VIDEODRIVER="dummy")
@@ -130,7 +132,7 @@ def run_once(tree: Path, task: str, seed: int, work: Path, hold_steps: int,
              for t, r in rows if r["kind"] == "eval"]  # fmt: skip
     hit = next((i for i, e in enumerate(evals) if e[1] >= spec["target"]), None)
     last_steps = max((r["env_steps"] for _, r in rows), default=0)
-    budget = hold_steps if spec.get("hold") else BUDGET
+    budget = hold_steps if hold else BUDGET
     row = {
         "task": task,
         "seed": seed,
@@ -147,8 +149,9 @@ def run_once(tree: Path, task: str, seed: int, work: Path, hold_steps: int,
         "load_before": load_before,
         "load_after": _load(),
     }
-    if spec.get("hold"):
-        row["held"] = hit is not None and all(e[1] >= spec["target"] for e in evals[hit:])
+    if hold:  # None: the run did not play its hold window to the end
+        later = [e[1] >= spec["target"] for e in evals[hit:]] if hit is not None else [False]
+        row["held"] = None if timed_out and all(later) else all(later)
     if proc.returncode != 0 and not timed_out:
         row["error"] = (run_dir.parent / "stderr.txt").read_text()[-2000:]
     return row
@@ -178,7 +181,7 @@ def summarise(runs: list[dict]) -> dict:
                 "seeds": len(mine),
             }
             if "held" in mine[0]:
-                s["held"] = sum(r["held"] for r in mine)
+                s["held"] = sum(r["held"] is True for r in mine)
             out.setdefault(task, {})[tree] = s
     return out
 
@@ -190,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seeds", type=int, default=3, help="seeds 0..N-1 per task and tree")
     p.add_argument("--baseline-src", type=Path, default=None, help="another tree of this project")
     p.add_argument("--hold-steps", type=int, default=10_000,
-                   help="cartpole-reactor's budget, to see whether 475 holds")  # fmt: skip
+                   help="cartpole-reactor's budget (0: the defaults' stop)")  # fmt: skip
     p.add_argument("--timeout", type=float, default=300.0, help="seconds per run (then stopped)")
     p.add_argument("--doorkey-timeout", type=float, default=900.0)
     p.add_argument("--work", type=Path, default=Path(tempfile.gettempdir()) / "bench-ttr")
