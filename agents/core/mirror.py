@@ -135,4 +135,20 @@ def env_reflection(env_id: str) -> Reflection:
     return REFLECTIONS[name]
 
 
-__all__ = ["REFLECTIONS", "Reflection", "env_reflection", "mirror_actions", "mirror_obs"]
+def has_reflection(env_id: str) -> bool:
+    """``env_id`` has a known reflection (what ``--mirror auto`` settles on)."""
+    try:
+        env_reflection(env_id)
+    except ValueError:
+        return False
+    return True
+
+
+__all__ = [
+    "REFLECTIONS",
+    "Reflection",
+    "env_reflection",
+    "has_reflection",
+    "mirror_actions",
+    "mirror_obs",
+]

@@ -5,8 +5,9 @@ R2D3, DQfD and SQIL extend it."""
 
 from __future__ import annotations
 
-from agents.core.agent import Agent, Phase, replay_ratio_phase
+from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
+from agents.core.mirror import has_reflection
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, epsilon_ladder
 from agents.core.run import TrainResult, train
@@ -19,6 +20,11 @@ class R2D2(Agent):
     name = "r2d2"
     config_cls = R2D2Config
     uses_replay = True
+
+    def configure(self, env: EnvInfo) -> None:
+        """``--mirror auto`` becomes env where the env has a known reflection, else none."""
+        if self.cfg.mirror == "auto":
+            self.cfg.mirror = "env" if has_reflection(env.env_id) else "none"
 
     def heads(self) -> dict[str, HeadSpec]:
         return {"q": HeadSpec("dueling_q")}

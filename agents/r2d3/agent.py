@@ -35,6 +35,7 @@ class R2D3(R2D2):
         self.memory: EpisodeMemory | None = None
 
     def configure(self, env: EnvInfo) -> None:
+        super().configure(env)
         if self.cfg.lambda_margin is None:
             self.cfg.lambda_margin = default_margin_weight(env.preprocess.spec)
 

@@ -58,6 +58,10 @@ class R2D3Config(
     # The mlp grid encoder (NetworkConfig's default is conv): half the update cost, and what
     # R2D3's DoorKey-8x8 result was measured with (benchmarks/results/r2d3-doorkey-100k).
     grid_encoder: Literal["conv", "mlp"] = "mlp"
+    # An evaluation every 1,000 env steps (the core's 5,000): with demos a run often plays
+    # as well as its demos within a few thousand steps, and the stop rule can end it only at
+    # an evaluation. MountainCar's five 200-step episodes cost a few percent of a run.
+    eval_every: int = 1_000
     lambda_margin: float | None = None
     """Weight of DQfD's large-margin loss on demo steps (0: off, the R2D3 paper's loss).
     Default per observation space: 1 with a grid or image leaf (MiniGrid, Atari: a few demos

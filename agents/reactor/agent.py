@@ -27,6 +27,7 @@ from agents.core.context import RunContext
 from agents.core.demo_mix import DemoMix
 from agents.core.demos import DemoReplaySpec
 from agents.core.footprint import Sizes
+from agents.core.mirror import has_reflection
 from agents.core.mixing import DataSource, LinearSchedule
 from agents.core.networks import HeadSpec
 from agents.core.policy import EpsilonGreedy, Selector, SoftmaxSample, epsilon_ladder
@@ -55,9 +56,12 @@ class Reactor(Agent):
     def configure(self, env: EnvInfo) -> None:
         """Settle the value support the flags left open: ``--v-min`` / ``--v-max`` from the
         env's reward bounds and step limit (:mod:`agents.reactor.support`); a given value
-        wins. The env's number of actions sizes the demo steps' behaviour."""
+        wins. The env's number of actions sizes the demo steps' behaviour. ``--mirror auto``
+        becomes env where the env has a known reflection, else none."""
         cfg = self.cfg
         self.num_actions = env.num_actions
+        if cfg.mirror == "auto":
+            cfg.mirror = "env" if has_reflection(env.env_id) else "none"
         if cfg.v_min is None or cfg.v_max is None:
             v_min, v_max = default_support(env.env, cfg.discount, cfg.reward_clip)
             cfg.v_min = v_min if cfg.v_min is None else cfg.v_min

@@ -190,7 +190,21 @@ class ReactorConfig(
 
     demos_required: ClassVar[bool] = False
 
+    # --- network ---------------------------------------------------------------------------
+    # auto: CartPole-v1 without the mirror parks its cart off centre and the greedy return
+    # collapses when learning moves that offset past the track's end; with it, 475 comes
+    # sooner and stays (benchmarks/results/reactor-cartpole-ablation-40k/results.md).
+    mirror: Literal["none", "env", "auto"] = "auto"
+    """env: make the network exactly symmetric under the env's known reflection (CartPole,
+    Acrobot, LunarLander; agents.core.mirror): twice the torso's cost; auto: env where the
+    env has a known reflection, none elsewhere (settled when the run starts, written to
+    config.json)."""
+
     # --- evaluation and gate ---------------------------------------------------------------
+    # Every 1,000 env steps (the core's 5,000): with the mirror CartPole-v1 plays 500 within
+    # a few thousand steps, and the stop rule can end a run only at an evaluation. A run
+    # that goes on past its target (--stop-when off) pays for it: five 500-step episodes.
+    eval_every: int = 1_000
     eval_greedy: bool = True
     """Evaluate (and watch) with the most probable action of pi; off: sample from pi."""
 
