@@ -52,6 +52,24 @@ def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
     }
 
 
+EVAL_STEPS_PER_ENV_STEP = 5
+"""An evaluation plays at most this many env steps for each env step trained since the one
+before: evaluations come every ``eval_every`` env steps while their episodes are short, and
+further apart (at a later multiple of it) where they are long (Atari games, failing MiniGrid
+episodes to their step limit), so a short ``eval_every`` never turns a run into evaluation."""
+
+
+def next_eval_at(now: int, every: int, played: int) -> float:
+    """The env-step clock's next evaluation after one at ``now`` that played ``played`` env
+    steps: the next multiple of ``every``, or a later one at least ``played /
+    EVAL_STEPS_PER_ENV_STEP`` env steps on."""
+    if every <= 0:
+        return math.inf
+    first = (now // every + 1) * every
+    need = math.ceil(played / EVAL_STEPS_PER_ENV_STEP)
+    return first if need <= every else max(first, math.ceil((now + need) / every) * every)
+
+
 class Loop:
     """Runs the phases of one run (:meth:`run_phase`); the run shell adds their order and
     the run's end."""
@@ -238,8 +256,12 @@ class Loop:
                     return True
                 if now >= next_eval and not sched.done(ctx):  # the end has its own evaluation
                     self.gate_test(now)
-                    self.evaluate(now)
-                    next_eval = next_multiple(phase.eval_every)
+                    played = sum(self.evaluate(now).lengths)
+                    next_eval = (
+                        next_eval_at(now, phase.eval_every, played)
+                        if sched.clock == "env_steps"
+                        else next_multiple(phase.eval_every)
+                    )
                     if self.reached_stop():
                         self.solved_at = ctx.counters.env_steps
                         return True
