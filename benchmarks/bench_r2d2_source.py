@@ -12,7 +12,8 @@ The source's workload: CartPole-v1, 20,000 env steps, one env, 12 sequences of 5
 10 steps per update, one update per 10 env steps once 10,000 env steps are in (999 updates).
 Ours runs it through the CLI a user types, ``demostudio train r2d2 --env CartPole-v1
 --total-env-steps 20000 --num-actors 1 --batch-size 12 --burn-in 5 --trace 10 --period 5
---env-steps-per-update 10 --eval-every 0 --no-progress --no-tensorboard``, plus per workload:
+--env-steps-per-update 10 --eval-every 0 --mirror none --no-progress --no-tensorboard``,
+plus per workload:
 
 * ``matched``: ``--min-replay 2300 --hidden 32 --lstm 50``: learning starts when 2,300
   sequences are in, about 10,000 env steps (the updates made are reported), and the network
@@ -61,7 +62,7 @@ from pathlib import Path
 STEPS = 20_000
 OURS = ["--env", "CartPole-v1", "--num-actors", "1", "--batch-size", "12", "--burn-in", "5",
         "--trace", "10", "--period", "5", "--env-steps-per-update", "10", "--eval-every", "0",
-        "--no-progress", "--no-tensorboard"]  # fmt: skip
+        "--mirror", "none", "--no-progress", "--no-tensorboard"]  # fmt: skip
 WORKLOADS = {
     "matched": ["--min-replay", "2300", "--hidden", "32", "--lstm", "50"],
     "issue": [],
@@ -205,7 +206,7 @@ def update_timing(workload: str) -> dict:
     import torch
 
     from agents.core.agent import EnvInfo
-    from agents.core.learner import Learner, Optim
+    from agents.core.learner import Learner
     from agents.core.preprocess import make_preprocessor
     from agents.r2d2 import R2D2, R2D2Config
     from benchmarks.bench_agents import fake_batch
@@ -214,13 +215,19 @@ def update_timing(workload: str) -> dict:
     torch.set_num_threads(1)
     hidden, lstm = (32, 50) if workload == "matched" else (64, 64)
     cfg = R2D2Config(env="CartPole-v1", device="cpu", batch_size=12, burn_in=5, trace=10,
-                     period=5, hidden=hidden, lstm=lstm)  # fmt: skip
+                     period=5, hidden=hidden, lstm=lstm, mirror="none")  # fmt: skip
     torch.manual_seed(0)
     env = make_env(cfg.env)
     agent = R2D2(cfg)
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
+    try:  # a tree whose learner takes its own settings, or (--baseline-src) the whole config
+        from agents.core.learner import Optim
+
+        settings = {"optim": Optim.of(cfg)}
+    except ImportError:
+        settings = {}
     learner = Learner(agent.build_networks(info), cfg, torch.device("cpu"), agent.loss(),
-                      agent.target_rules(), optim=Optim.of(cfg))  # fmt: skip
+                      agent.target_rules(), **settings)  # fmt: skip
     rng = np.random.default_rng(0)
     samples = [fake_batch(cfg, info.preprocess.spec, 2, False, rng) for _ in range(10)]
     for s in samples[:5]:  # one sequence in six starts its episode (its burn-in is learned)
