@@ -106,7 +106,7 @@ def time_learner(
     agent = R2D2(cfg)
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     nets = {k: RecurrentNetwork(s) for k, s in agent.network_specs(info).items()}
-    learner = Learner(nets, cfg, device, agent.loss(), agent.target_rules(), optim=Optim.of(cfg))
+    learner = Learner(nets, device, agent.loss(), agent.target_rules(), optim=Optim.of(cfg))
     rng = np.random.default_rng(0)
     spec, n = info.preprocess.spec, info.num_actions
     kinds = {

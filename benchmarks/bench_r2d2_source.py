@@ -48,6 +48,7 @@ forward and backward, Adam) and the floor, those FLOPs at the single-thread rate
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import os
 import re
@@ -220,13 +221,15 @@ def update_timing(workload: str) -> dict:
     env = make_env(cfg.env)
     agent = R2D2(cfg)
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
-    try:  # a tree whose learner takes its own settings, or (--baseline-src) the whole config
+    # this tree's learner takes its own settings; a --baseline-src tree's may take the config
+    front: tuple = (cfg,) if "cfg" in inspect.signature(Learner).parameters else ()
+    try:
         from agents.core.learner import Optim
 
         settings = {"optim": Optim.of(cfg)}
     except ImportError:
         settings = {}
-    learner = Learner(agent.build_networks(info), cfg, torch.device("cpu"), agent.loss(),
+    learner = Learner(agent.build_networks(info), *front, torch.device("cpu"), agent.loss(),
                       agent.target_rules(), **settings)  # fmt: skip
     rng = np.random.default_rng(0)
     samples = [fake_batch(cfg, info.preprocess.spec, 2, False, rng) for _ in range(10)]

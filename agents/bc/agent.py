@@ -6,6 +6,7 @@ learn: its clock is updates and its metrics rows carry ``env_steps`` 0."""
 from __future__ import annotations
 
 import copy
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,7 @@ class BC(Agent):
         return {HEAD: HeadSpec("logits")}
 
     def loss(self) -> Loss:
-        return bc_learner_loss
+        return partial(bc_learner_loss, burn_in=self.cfg.burn_in)
 
     def acting_selector(self, n: int) -> Selector:
         return EpsilonGreedy(np.zeros(n), head=HEAD)

@@ -45,9 +45,9 @@ def bc_loss(network: torch.nn.Module, batch: TorchBatch, burn_in: int) -> BCLoss
     return BCLoss(loss, correct.detach(), steps.detach())
 
 
-def bc_learner_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
+def bc_learner_loss(learner: LearnerView, batch: TorchBatch, burn_in: int) -> LossOutput:
     """:func:`bc_loss` as the learner's loss (no priorities: demo batches are uniform)."""
-    out = bc_loss(learner.network, batch, learner.cfg.burn_in)
+    out = bc_loss(learner.network, batch, burn_in)
     accuracy = float(out.correct / out.steps.clamp(min=1))
     return LossOutput(out.loss, metrics={"loss": float(out.loss.detach()), "accuracy": accuracy})
 

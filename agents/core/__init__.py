@@ -20,7 +20,7 @@ that there is no import cycle in ``agents/``, ``TYPE_CHECKING`` imports included
     losses       unroll (burn-in without gradient), n-step targets, value rescaling, the
                  learned-step mask, the large-margin term
     targets      HardCopy(every) | Polyak(tau)
-    learner      Learner(networks, cfg, device, loss, target rules, optim): Adam, clip, targets,
+    learner      Learner(networks, device, loss, target rules, optim): Adam, clip, targets,
                  priorities back when the loss gives them
     mixing       named DataSources (explicit demo flag) mixed per batch element
     policy       BatchPolicy (own network copy, weights by version) + selectors returning

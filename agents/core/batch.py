@@ -8,7 +8,7 @@ Tensors are time-major: ``[T, B, ...]``.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from typing import Any, NamedTuple, Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 import torch
@@ -115,8 +115,6 @@ class LossOutput(NamedTuple):
 class LearnerView(Protocol):
     """What a loss may read from the learner."""
 
-    cfg: Any
-    """The algorithm's config."""
     networks: dict[str, torch.nn.Module]
     """The trained networks by name (``main`` first)."""
     targets: dict[str, torch.nn.Module]

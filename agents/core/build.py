@@ -70,7 +70,7 @@ def build_run(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
     agent.configure(info)
     check_memory(agent, info)
     networks = build_networks(agent, info, run_dir, payload)
-    learner = Learner(networks, cfg, device, agent.loss(), agent.target_rules(),
+    learner = Learner(networks, device, agent.loss(), agent.target_rules(),
                       agent.param_groups(networks), optim=Optim.of(cfg))  # fmt: skip
     ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
     ctx.rng = np.random.default_rng(cfg.seed + 3)

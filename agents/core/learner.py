@@ -4,7 +4,8 @@ gradient clipping, optional parameter groups (a learning rate per part), and a p
 loss that may return priorities.
 
 The loss is called as ``loss(learner, batch)`` and reads ``learner.networks`` /
-``learner.targets`` / ``learner.cfg`` (:class:`agents.core.batch.LearnerView`); losses import
+``learner.targets`` (:class:`agents.core.batch.LearnerView`); its own settings are bound by
+the agent that makes it (``partial(loss, cfg=...)``), so no learner holds a config; losses import
 :mod:`agents.core.batch`, never this module. A network whose parameters do not require
 gradients (RND's fixed random target) is held and checkpointed but not trained.
 """
@@ -62,7 +63,6 @@ class Learner:
     def __init__(
         self,
         networks: Mapping[str, torch.nn.Module],
-        cfg: Any,
         device: torch.device,
         loss: Loss,
         targets: Mapping[str, TargetRule] | None = None,
@@ -70,14 +70,12 @@ class Learner:
         *,
         optim: Optim,
     ):
-        """``cfg``: the algorithm's config, which the loss reads
-        (:class:`~agents.core.batch.LearnerView`); the learner itself reads only ``optim``.
-        ``param_groups``: Adam parameter groups (``{"params": [...], "lr": x}``, separate
-        learning rates per part, see ``Agent.param_groups``); default one group of every
-        trainable parameter at ``optim.learning_rate``."""
+        """``loss``: the algorithm's loss, with its settings bound (the learner reads only
+        ``optim``). ``param_groups``: Adam parameter groups (``{"params": [...], "lr": x}``,
+        separate learning rates per part, see ``Agent.param_groups``); default one group of
+        every trainable parameter at ``optim.learning_rate``."""
         if "main" not in networks:
             raise ValueError(f"expected a network named 'main', got {sorted(networks)}")
-        self.cfg = cfg
         self.optim = optim
         self.device = device
         self.networks = {k: n.to(device) for k, n in networks.items()}

@@ -135,10 +135,13 @@ def unroll(
     return NetworkOutput(heads, rest.state)
 
 
-def q_values(learner: LearnerView, batch: TorchBatch) -> tuple[torch.Tensor, torch.Tensor]:
-    """Online and target Q ``[T, B, A]`` (head ``q`` of ``main`` and of its target)."""
+def q_values(
+    learner: LearnerView, batch: TorchBatch, burn_in: int
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Online and target Q ``[T, B, A]`` (head ``q`` of ``main`` and of its target), the
+    online one unrolled after ``burn_in`` steps without gradient."""
     q_target = unroll(learner.target, batch, 0, grad=False).q
-    q_online = unroll(learner.network, batch, learner.cfg.burn_in).q
+    q_online = unroll(learner.network, batch, burn_in).q
     return q_online, q_target
 
 

@@ -57,7 +57,7 @@ class DQfDLoss:
 
     def __call__(self, learner: LearnerView, batch: TorchBatch) -> LossOutput:
         cfg = self.cfg
-        q_online, q_target = q_values(learner, batch)
+        q_online, q_target = q_values(learner, batch, cfg.burn_in)
         greedy = q_online.argmax(dim=-1, keepdim=True)
         bootstrap = q_target.gather(-1, greedy).squeeze(-1)
         eps = cfg.rescale_eps if cfg.value_rescaling else None

@@ -5,6 +5,8 @@ R2D3, DQfD and SQIL extend it."""
 
 from __future__ import annotations
 
+from functools import partial
+
 from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
 from agents.core.mirror import has_reflection
@@ -33,7 +35,7 @@ class R2D2(Agent):
         return {"main": HardCopy(self.cfg.target_update_every)}
 
     def loss(self) -> Loss:
-        return r2d2_loss
+        return partial(r2d2_loss, cfg=self.cfg)
 
     def acting_selector(self, n: int) -> Selector:
         return EpsilonGreedy(epsilon_ladder(n, self.cfg.epsilon_base, self.cfg.epsilon_alpha))

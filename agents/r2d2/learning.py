@@ -8,17 +8,21 @@ Tensors are time-major ``[T, B]`` (``[T, B, A]`` for action values).
 from __future__ import annotations
 
 from agents.core.batch import LearnerView, LossOutput, TorchBatch
+from agents.core.config import ReplayAgentConfig
 from agents.core.losses import large_margin_loss, learn_mask, n_step_targets, q_values
 
 
 def r2d2_loss(
-    learner: LearnerView, batch: TorchBatch, margin_weight: float = 0.0, margin: float = 0.8
+    learner: LearnerView,
+    batch: TorchBatch,
+    cfg: ReplayAgentConfig,
+    margin_weight: float = 0.0,
+    margin: float = 0.8,
 ) -> LossOutput:
     """n-step double Q-learning with value rescaling over the trace (after burn-in); with
     ``margin_weight`` > 0, plus that times DQfD's :func:`large_margin_loss` on the learned
     steps of demo elements (``batch.is_demo``; priorities stay the TD errors)."""
-    cfg = learner.cfg
-    q_online, q_target = q_values(learner, batch)
+    q_online, q_target = q_values(learner, batch, cfg.burn_in)
     greedy = q_online.argmax(dim=-1, keepdim=True)
     bootstrap = q_target.gather(-1, greedy).squeeze(-1)
     eps = cfg.rescale_eps if cfg.value_rescaling else None

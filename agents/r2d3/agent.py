@@ -41,7 +41,7 @@ class R2D3(R2D2):
 
     def loss(self) -> Loss:
         weight = self.cfg.lambda_margin or 0.0  # None: configure() not called (no env yet)
-        return partial(r2d2_loss, margin_weight=weight, margin=self.cfg.margin)
+        return partial(r2d2_loss, cfg=self.cfg, margin_weight=weight, margin=self.cfg.margin)
 
     def keep_episodes(self) -> bool:
         return self.cfg.episode_memory_ratio > 0

@@ -18,6 +18,8 @@ How the off-policy corrections treat demo steps (mu(A|x) = 1 for the recorded ac
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 
 from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
@@ -98,7 +100,7 @@ class Reactor(Agent):
         )
 
     def loss(self) -> Loss:
-        return reactor_learner_loss
+        return partial(reactor_learner_loss, cfg=self.cfg)
 
     def acting_selector(self, n: int) -> Selector:
         cfg = self.cfg

@@ -22,6 +22,7 @@ from agents.core.batch import LearnerView, LossOutput, TorchBatch
 from agents.core.losses import episode_starts, learn_mask, unroll
 from agents.core.networks import LSTMState, NetworkOutput, RecurrentNetwork
 from agents.reactor.acting import BEHAVIOUR, MU
+from agents.reactor.config import ReactorConfig
 from agents.reactor.loss import ReactorLossInputs, reactor_loss
 
 POLICY = "logits"
@@ -64,10 +65,9 @@ def _extra(batch: TorchBatch, name: str) -> torch.Tensor:
     return batch.extras[name]
 
 
-def reactor_learner_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
+def reactor_learner_loss(learner: LearnerView, batch: TorchBatch, cfg: ReactorConfig) -> LossOutput:
     """The Reactor loss over the learned steps (see the module docstring); priorities from
     the critic's error, 0 on the steps not learned."""
-    cfg = learner.cfg
     burn = cfg.burn_in
     if cfg.policy_trains_torso:
         online = unroll(learner.network, batch, burn)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 from agents.core.batch import Loss
 from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
@@ -23,7 +25,7 @@ class SQIL(R2D2):
         self.demo_mix = DemoMix(cfg.group(DemoMixConfig))
 
     def loss(self) -> Loss:
-        return sqil_loss
+        return partial(sqil_loss, cfg=self.cfg)
 
     def sources(self, ctx: RunContext) -> list[DataSource]:
         return [self.demo_mix.source(DemoReplaySpec.of(self.cfg), ctx)]

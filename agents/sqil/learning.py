@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from agents.core.batch import LearnerView, LossOutput, TorchBatch
+from agents.core.config import ReplayAgentConfig
 from agents.r2d2.learning import r2d2_loss
 
 
@@ -16,8 +17,9 @@ def sqil_rewards(is_demo: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return mask.to(torch.float32) * is_demo.to(torch.float32).unsqueeze(0)
 
 
-def sqil_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
-    out = r2d2_loss(learner, batch._replace(reward=sqil_rewards(batch.is_demo, batch.mask)))
+def sqil_loss(learner: LearnerView, batch: TorchBatch, cfg: ReplayAgentConfig) -> LossOutput:
+    rewarded = batch._replace(reward=sqil_rewards(batch.is_demo, batch.mask))
+    out = r2d2_loss(learner, rewarded, cfg)
     share = float(batch.is_demo.float().mean())
     return out._replace(metrics={**out.metrics, "sqil_demo_share": share})
 

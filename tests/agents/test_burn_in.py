@@ -91,7 +91,7 @@ def test_r2d2_loss_learns_the_first_steps_of_an_episode():
         burn_in, discount, n_step, value_rescaling, rescale_eps = BURN, 0.99, 3, True, 1e-3
 
     batch: TorchBatch = to_torch(uniform_sample(episode_sequences(12)), torch.device("cpu"))
-    out: LossOutput = r2d2_loss(View(Cfg), batch)
+    out: LossOutput = r2d2_loss(View(Cfg), batch, Cfg)
     assert out.learn_mask[:BURN, 0].all() and not out.learn_mask[:BURN, 1:].any()
     assert (out.td_abs[:BURN, 0] > 0).all()
 

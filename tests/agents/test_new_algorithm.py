@@ -9,6 +9,7 @@ What a new algorithm is, here and in agents/<name>/: a config, a loss, an Agent 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import partial
 
 import gymnasium as gym
 import numpy as np
@@ -35,10 +36,11 @@ class ExpectedSARSAConfig(ReplayAgentConfig):
     """Epsilon of the policy whose expected value the target takes."""
 
 
-def expected_sarsa_loss(learner: LearnerView, batch: TorchBatch) -> LossOutput:
+def expected_sarsa_loss(
+    learner: LearnerView, batch: TorchBatch, cfg: ExpectedSARSAConfig
+) -> LossOutput:
     """n-step targets bootstrapped with E_pi[Q_target(s, .)], pi epsilon-greedy on Q."""
-    cfg = learner.cfg
-    q_online, q_target = q_values(learner, batch)  # [T, B, A]
+    q_online, q_target = q_values(learner, batch, cfg.burn_in)  # [T, B, A]
     actions = q_online.shape[-1]
     pi = torch.full_like(q_online, cfg.target_epsilon / actions)
     pi.scatter_add_(-1, q_online.argmax(-1, keepdim=True),
@@ -59,7 +61,7 @@ class ExpectedSARSA(R2D2):
     config_cls = ExpectedSARSAConfig
 
     def loss(self) -> Loss:
-        return expected_sarsa_loss
+        return partial(expected_sarsa_loss, cfg=self.cfg)
 
 
 # --- a trivial env: say the signal you see ----------------------------------------------------

@@ -144,7 +144,7 @@ class ToyReplay(Agent):
 
     def loss(self):
         def loss(learner, batch):
-            out = unroll(learner.network, batch, learner.cfg.burn_in)
+            out = unroll(learner.network, batch, self.cfg.burn_in)
             tgt = unroll(learner.target, batch, 0, grad=False)
             assert out.heads["dist_q"].shape[-2:] == (2, 5)
             mu = batch.extras["mu"]
@@ -245,9 +245,7 @@ def _learner(rule, **cfg_fields):
         q = unroll(learner.network, batch, 0).q
         return LossOutput((q**2).mean(), metrics={})
 
-    return Learner(
-        {"main": net}, cfg, torch.device("cpu"), loss, {"main": rule}, optim=Optim.of(cfg)
-    )
+    return Learner({"main": net}, torch.device("cpu"), loss, {"main": rule}, optim=Optim.of(cfg))
 
 
 def _batch():

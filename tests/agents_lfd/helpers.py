@@ -62,5 +62,5 @@ def torch_batch(batch: SequenceBatch, source: np.ndarray):
 
 def make_learner(cfg, loss_fn, recurrent: bool = False) -> Learner:
     net = tiny_network(recurrent=recurrent)
-    return Learner({"main": net}, cfg, torch.device("cpu"), loss_fn,
+    return Learner({"main": net}, torch.device("cpu"), loss_fn,
                    {"main": HardCopy(cfg.target_update_every)}, optim=Optim.of(cfg))  # fmt: skip

@@ -51,7 +51,7 @@ def test_margin_term_applies_to_demo_elements_only():
     cfg0 = DQfDConfig(demos=("x",), burn_in=0, trace=5, n_step=3, lambda_l2=0.0, lambda_margin=0)
     without = DQfDLoss(cfg0)(learner, batch)
     with torch.no_grad():
-        q, _ = q_values(learner, batch)
+        q, _ = q_values(learner, batch, cfg.burn_in)
     margin = large_margin_loss(q, batch.action, 0.8) * batch.mask.float()
     per_seq = margin.sum(0) / batch.mask.float().sum(0)
     by_hand = float((per_seq * torch.tensor([0.0, 1.0, 0.0, 1.0])).mean())

@@ -51,8 +51,8 @@ def batch(is_demo: list[bool]) -> TorchBatch:
 def test_margin_term_is_added_on_demo_steps_only():
     cfg = R2D3Config(demos=("x",), burn_in=0, n_step=2)
     view, b = View(cfg), batch([True, False, True, False])
-    plain = r2d2_loss(view, b)
-    with_margin = r2d2_loss(view, b, margin_weight=0.5, margin=0.8)
+    plain = r2d2_loss(view, b, cfg)
+    with_margin = r2d2_loss(view, b, cfg, margin_weight=0.5, margin=0.8)
     q = view.network(b.obs, b.prev_action, b.prev_reward, b.state).q
     gap = large_margin_loss(q, b.action, 0.8) * b.mask * b.is_demo.unsqueeze(0)
     extra = (0.5 * gap.sum(0) / b.mask.sum(0)).mean()
@@ -61,16 +61,16 @@ def test_margin_term_is_added_on_demo_steps_only():
     assert with_margin.metrics["loss_margin"] > 0
     # no demo element: no margin
     none = batch([False] * B)
-    assert torch.allclose(r2d2_loss(view, none, 0.5).loss, r2d2_loss(view, none).loss)
+    assert torch.allclose(r2d2_loss(view, none, cfg, 0.5).loss, r2d2_loss(view, none, cfg).loss)
 
 
 def test_r2d3_uses_its_config_weights():
     cfg = R2D3Config(demos=("x",), burn_in=0, n_step=2, lambda_margin=0.25, margin=0.5)
     loss = R2D3(cfg).loss()
     view, b = View(cfg), batch([True, True, False, False])
-    assert torch.allclose(loss(view, b).loss, r2d2_loss(view, b, 0.25, 0.5).loss)
+    assert torch.allclose(loss(view, b).loss, r2d2_loss(view, b, cfg, 0.25, 0.5).loss)
     off = R2D3(R2D3Config(demos=("x",), burn_in=0, n_step=2, lambda_margin=0.0)).loss()
-    assert torch.allclose(off(view, b).loss, r2d2_loss(view, b).loss)
+    assert torch.allclose(off(view, b).loss, r2d2_loss(view, b, cfg).loss)
 
 
 def test_margin_default_per_observation_space():

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import partial
+
 import numpy as np
 import pytest
 import torch
@@ -26,14 +28,14 @@ def test_sqil_loss_learns_from_relabelled_rewards_only():
     cfg = SQILConfig(demos=("x",), burn_in=1, trace=4, n_step=2, hidden=8, lstm=8)
     seqs = fake_sequences(4, 6)
     source = np.array([0, 1, 0, 1])
-    learner = make_learner(cfg, sqil_loss, recurrent=True)
+    learner = make_learner(cfg, partial(sqil_loss, cfg=cfg), recurrent=True)
     batch = torch_batch(seqs, source)
-    out = sqil_loss(learner, batch)
+    out = sqil_loss(learner, batch, cfg)
     relabelled = batch._replace(reward=sqil_rewards(batch.is_demo, batch.mask))
-    torch.testing.assert_close(out.loss, r2d2_loss(learner, relabelled).loss)
+    torch.testing.assert_close(out.loss, r2d2_loss(learner, relabelled, cfg).loss)
     # env rewards play no part: scaling them changes nothing
     louder = batch._replace(reward=batch.reward * 100.0)
-    torch.testing.assert_close(sqil_loss(learner, louder).loss, out.loss)
+    torch.testing.assert_close(sqil_loss(learner, louder, cfg).loss, out.loss)
     assert out.metrics["sqil_demo_share"] == 0.5
 
 

@@ -115,7 +115,7 @@ class RecordingReactor(Reactor):
 
         def loss(learner, batch):
             self.batches.append(batch)
-            return reactor_learner_loss(learner, batch)
+            return reactor_learner_loss(learner, batch, self.cfg)
 
         return loss
 

@@ -77,7 +77,8 @@ VARIANTS = {
 def test_the_first_steps_of_an_episode_get_a_loss_and_a_priority(name):
     batch = episode_sequences(12)
     assert episode_starts(batch).tolist() == [True] + [False] * (batch.mask.shape[1] - 1)
-    out = reactor_learner_loss(View(config(**VARIANTS[name])), batch)
+    cfg = config(**VARIANTS[name])
+    out = reactor_learner_loss(View(cfg), batch, cfg)
     # the sequence that starts the episode learns its burn-in steps, with a priority
     assert out.learn_mask[:BURN, 0].all()
     assert bool((out.td_abs[:BURN, 0] > 0).all())
@@ -105,7 +106,7 @@ def test_targets_and_priorities_of_the_other_rows_are_unchanged(name):
     else:
         batch = episode_sequences(12)
     view = View(cfg)
-    new = reactor_learner_loss(view, batch)
+    new = reactor_learner_loss(view, batch, view.cfg)
     online = unroll(view.network, batch, BURN)
     average = unroll(view.target, batch, 0, grad=False)
     s = slice(BURN, None)
@@ -163,7 +164,7 @@ def test_the_burn_in_of_a_fresh_sequence_trains_the_torso(policy_trains_torso):
     batch = episode_sequences(12)
     x = {"obs": batch.obs["obs"].clone().requires_grad_(True)}
     view = View(config(policy_trains_torso=policy_trains_torso))
-    reactor_learner_loss(view, batch._replace(obs=x)).loss.backward()
+    reactor_learner_loss(view, batch._replace(obs=x), view.cfg).loss.backward()
     g = x["obs"].grad
     assert bool((g[:BURN, 0].abs().sum(-1) > 0).all())
     assert g[:BURN, 1:].abs().sum() == 0
