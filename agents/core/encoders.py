@@ -14,6 +14,7 @@ leaf kind   encoder
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 import torch.nn.functional as F
 from torch import nn
@@ -131,9 +132,11 @@ class VectorEncoder(nn.Module):
         center = leaf.center or (0.0,) * n
         half = leaf.half or (1.0,) * n
         self.register_buffer("center", torch.tensor(center, dtype=torch.float32), persistent=False)
-        self.register_buffer(
-            "inv_half", 1.0 / torch.tensor(half, dtype=torch.float32), persistent=False
-        )
+        # float32 division in numpy: the same numbers as torch's reciprocal, but on the meta
+        # device (the footprint check) torch's goes through its reference ops, which import
+        # torch._dynamo (seconds of start-up)
+        inv_half = np.float32(1.0) / np.asarray(half, dtype=np.float32)
+        self.register_buffer("inv_half", torch.from_numpy(inv_half), persistent=False)
         self.scaled = bool(leaf.center)
         self.net = mlp(n, hidden)
 

@@ -19,6 +19,7 @@ from typing import Any, NamedTuple, Protocol
 import numpy as np
 import torch
 
+from agents.core.adam import FusedAdam
 from agents.core.batch import Loss, Sample, to_torch
 from agents.core.targets import TargetRule, make_target
 
@@ -59,6 +60,22 @@ class Optim(NamedTuple):
                    float(cfg.max_grad_norm), cfg.divergence_hint())  # fmt: skip
 
 
+def clip_grad_norm(grads: list[torch.Tensor], max_norm: float) -> torch.Tensor:
+    """The gradients' total 2-norm, and the gradients scaled down to ``max_norm`` when it
+    is above: the operations ``torch.nn.utils.clip_grad_norm_`` runs (so the same numbers),
+    without its grouping by device and type (the learner's gradients share one) and
+    without the multiply by one when nothing is clipped."""
+    if not grads:
+        return torch.zeros(())
+    with torch.no_grad():
+        total = torch.linalg.vector_norm(torch.stack(torch._foreach_norm(grads, 2.0)), 2.0)
+        if math.isfinite(max_norm):
+            coef = torch.clamp(max_norm / (total + 1e-6), max=1.0)
+            if float(coef) < 1.0:
+                torch._foreach_mul_(grads, coef)
+    return total
+
+
 class Learner:
     def __init__(
         self,
@@ -84,22 +101,18 @@ class Learner:
         self.loss_fn = loss
         self.params = [p for n in self.networks.values() for p in n.parameters() if p.requires_grad]
         self._groups = param_groups if param_groups is not None else [{"params": self.params}]
-        self._optimizer: torch.optim.Adam | None = None
+        self._optimizer: FusedAdam | None = None
         self.updates = 0
 
     @property
-    def optimizer(self) -> torch.optim.Adam:
-        """Built on first use (or by :meth:`warm_up`): the first torch optimizer of a process
-        imports torch._dynamo, 0.9 s here, which actor processes starting up can hide."""
+    def optimizer(self) -> FusedAdam:
+        """Built on first use (or by :meth:`warm_up`)."""
         if self._optimizer is None:
-            # fused: one kernel for every parameter's whole Adam step (the per-tensor loop, the
-            # default on CPU, costs a few ops per parameter: a tenth of a small update)
-            self._optimizer = torch.optim.Adam(
+            self._optimizer = FusedAdam(
                 self._groups,
                 lr=self.optim.learning_rate,
                 betas=(self.optim.adam_beta1, 0.999),
                 eps=self.optim.adam_eps,
-                fused=True,
             )
         return self._optimizer
 
@@ -125,7 +138,7 @@ class Learner:
         self.optimizer.zero_grad(set_to_none=True)
         out.loss.backward()
         max_norm = self.optim.max_grad_norm or math.inf  # 0: measure, do not clip
-        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, max_norm)
+        grad_norm = clip_grad_norm([p.grad for p in self.params if p.grad is not None], max_norm)
         loss_value, norm_value = float(out.loss.detach()), float(grad_norm)
         if not (math.isfinite(loss_value) and math.isfinite(norm_value)):
             # before the step: the weights stay as they were (finite)

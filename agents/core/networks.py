@@ -163,8 +163,10 @@ class RecurrentNetwork(nn.Module):
         if spec.recurrent:
             self.core = nn.LSTM(self.encoder.out_dim + spec.num_actions + 1, spec.lstm)
             # row a + 1 is the one-hot of previous action a; row 0 (a = -1: none) is zeros
-            eye = torch.eye(spec.num_actions + 1)[:, 1:]
-            self.register_buffer("_action_onehot", eye, persistent=False)
+            # built in numpy: on the meta device (the footprint check) torch.eye goes through
+            # torch's reference ops, which import torch._dynamo (seconds of start-up)
+            eye = np.eye(spec.num_actions + 1, dtype=np.float32)[:, 1:]
+            self.register_buffer("_action_onehot", torch.from_numpy(eye.copy()), persistent=False)
         else:
             self.core = nn.Sequential(nn.Linear(self.encoder.out_dim, spec.lstm), nn.ReLU())
         self.heads = nn.ModuleDict(
