@@ -128,3 +128,21 @@ def test_bounded_vector_dimensions_reach_the_network_in_minus_one_to_one():
             spec_from_json({"obs": {**old["obs"], **bad}})
     # demos and env still match on kind and shape only
     assert leaf == type(leaf)("vector", (2,))
+
+
+def test_grid_mlp_encoder_without_a_graph_gives_the_one_hot_layers_values():
+    """Acting and target values sum the first layer's weight columns of each cell's values;
+    the learning pass multiplies the one-hot: the same numbers up to float rounding, values
+    out of a channel's range clipped alike, and the learning pass keeps its gradient."""
+    from agents.core.encoders import GridMLPEncoder
+
+    torch.manual_seed(0)
+    enc = GridMLPEncoder(Leaf("grid", (7, 7, 3)), 32)
+    x = torch.randint(0, 12, (40, 7, 7, 3))
+    x[0, 0, 0] = torch.tensor([-2, 99, 3])  # clipped into each channel's range
+    learned = enc(x)
+    with torch.no_grad():
+        acted = enc(x)
+    torch.testing.assert_close(acted, learned.detach(), rtol=0, atol=1e-5)
+    learned.sum().backward()
+    assert enc.net[0].weight.grad is not None and enc.net[0].weight.grad.abs().sum() > 0
