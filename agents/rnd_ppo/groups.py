@@ -229,7 +229,7 @@ class AtariSettings(ConfigGroup):
     max_episode_frames: int = 18_000
     """Emulator frames after which an ALE episode is truncated (0 = no limit)."""
 
-    # a stack deeper than 16 is no longer read as stacked frames (preprocess.is_frame_stack)
+    # a stack deeper than 16 is not read as stacked frames (preprocess.is_frame_stack)
     limits: ClassVar[dict[str, float]] = {"frame_resize": 512, "frame_stack": 16, "frame_skip": 64}
 
     def check(self) -> None:
