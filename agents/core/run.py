@@ -62,7 +62,7 @@ def _train(agent: Agent) -> TrainResult:
     torch.set_num_threads(max(1, cfg.torch_threads))
     torch.manual_seed(cfg.seed)
     device = resolve_device(cfg.device)
-    run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(agent.name, cfg)
+    run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(agent.name, cfg.env, cfg.seed)
     problem = run_folder_problem(run_dir)
     if problem is not None:
         raise ValueError(f"--run-dir: {problem}")

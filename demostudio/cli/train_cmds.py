@@ -197,7 +197,7 @@ def resume_config(
 
     if cfg.run_dir is None:
         resolve_env(cfg)  # the default folder is named after the env
-    run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(algo, cfg)
+    run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(algo, cfg.env, cfg.seed)
     given = {k: v for k, v in vars(ns).items() if k in explicit_fields(cls, argv)}
     return resumed_config(
         run_dir, cfg, given, lambda values: dataclass_from_values(cls, values), fresh_ok
