@@ -236,7 +236,7 @@ def _run_in(root: Path, name: str, pins: list[str]) -> dict[str, Any]:
         capture_output=True, text=True, cwd=root, env=env,
     )  # fmt: skip
     if proc.returncode != 0:
-        sys.exit(f"{name} ({root}): failed\n{proc.stderr[-3000:]}")
+        sys.exit(f"{name} ({root}): failed (exit status {proc.returncode})\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
