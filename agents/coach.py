@@ -164,7 +164,7 @@ class CoachedAgent(AgentWrapper):
             raise ValueError(f"coach: expected {self.name} to have a demo replay, got none")
         net = ctx.learner.networks[self.acting_network]
         template = copy.deepcopy(net).to("cpu").requires_grad_(False)
-        self.link.acting = ActingTemplate(template, ctx.preprocess, self, ctx.cfg)
+        self.link.acting = ActingTemplate(template, ctx.preprocess, self, self.cfg)
         self._report(ctx, force=True)
         self.link.ready.set()
 
@@ -218,7 +218,7 @@ class CoachedAgent(AgentWrapper):
         old = self.link.progress
         self.link.progress = old._replace(
             env_steps=ctx.counters.env_steps,
-            total_env_steps=ctx.cfg.total_env_steps,
+            total_env_steps=self.cfg.total_env_steps,
             updates=ctx.learner.updates,
             recent_return=(
                 float(np.mean(ctx.recent_returns[-10:])) if ctx.recent_returns else math.nan

@@ -38,7 +38,7 @@ def settle_config(cfg: Any) -> None:
 def coached_folders(algo: str, cfg: Any, corrections: Path | None) -> Path:
     """The run folder (set into ``cfg``: --run-dir, else the default one) and the folder the
     corrected episodes are saved in (``corrections``, else RUN_DIR/corrections)."""
-    cfg.run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(algo, cfg)
+    cfg.run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(algo, cfg.env, cfg.seed)
     return Path(corrections or cfg.run_dir / "corrections")
 
 

@@ -13,6 +13,13 @@ means to change nothing must leave every hash as it was.
       every case run on the tree in DIR (a ``git archive`` of the commit to compare with)
       and on this one, one after the other, then compared: {"before": ..., "after": ...,
       "differences": [...]} (exit 1 if any)
+  python benchmarks/bench_core_identity.py --baseline-src DIR --pin mirror=none ...
+      the same with FIELD=VALUE set in every case whose config has FIELD, on both trees:
+      a default meant to change between the trees is held at one value, so the code is
+      compared under the same settings
+
+Both trees run the cases of this script (its own copy of the cases, with each tree's
+packages first on the path), so they train the same cases.
 
 ``weights`` covers the learner's networks and their target copies, ``optimizer`` Adam's
 state, ``agent_state`` what the agent checkpoints of its own (RND statistics, episode
@@ -80,6 +87,8 @@ CASES: dict[str, tuple[str, dict[str, Any]]] = {
     ),
     "ppo": ("ppo", ON_POLICY),
 }
+PINS: dict[str, Any] = {}
+"""FIELD=VALUE pairs of --pin, set in every case whose config has FIELD."""
 RESUMED = {"rnd-ppo-resumed": ("rnd-ppo", 512), "r2d3-memory-resumed": ("r2d3-memory", 600)}
 """Cases run to half their budget, then resumed to the whole (the resumed run's hashes are
 not those of the straight run: the actors restart their envs)."""
@@ -110,10 +119,14 @@ def _digest(tree: Any) -> str:
 
 
 def _config(algo: str, fields: dict[str, Any], run_dir: Path, **extra: Any) -> Any:
+    import dataclasses
+
     from agents.registry import get_algorithm
 
     cls = get_algorithm(algo).config_cls
-    values = dict(fields, **extra)
+    names = {f.name for f in dataclasses.fields(cls)}
+    pinned = {k: v for k, v in PINS.items() if k in names}
+    values = dict(fields, **extra, **pinned)
     if "demos" in values:
         values["demos"] = tuple(Path(p) for p in values["demos"])
     return cls(**values, run_dir=run_dir)
@@ -166,8 +179,19 @@ def main() -> None:
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("A", "B"))
     parser.add_argument("--baseline-src", type=Path, metavar="DIR",
                         help="run every case on the tree in DIR too, and compare")  # fmt: skip
+    parser.add_argument("--pin", nargs="*", default=[], metavar="FIELD=VALUE",
+                        help="set FIELD (a JSON value, else a string) in every case whose "
+                        "config has it, on both trees")  # fmt: skip
     parser.add_argument("--case", help=argparse.SUPPRESS)  # one case, in a child process
     args = parser.parse_args()
+    for pair in args.pin:
+        field, sep, text = pair.partition("=")
+        if not sep or not field:
+            parser.error(f"--pin: expected FIELD=VALUE, got {pair!r}")
+        try:
+            PINS[field] = json.loads(text)
+        except json.JSONDecodeError:
+            PINS[field] = text
     if args.compare:
         a, b = (json.loads(p.read_text()) for p in args.compare)
         diffs = compare(a, b)
@@ -185,7 +209,7 @@ def main() -> None:
     results: dict[str, dict[str, Any]] = {which: {} for which in trees}
     for name in names:  # a process per case: no state carried from one run to the next
         for which, root in trees.items():
-            results[which][name] = _run_in(root, name)
+            results[which][name] = _run_in(root, name, args.pin)
             print(f"{which} {name}: {results[which][name]['weights'][:12]} "
                   f"{results[which][name]['seconds']}s", file=sys.stderr)  # fmt: skip
     if args.baseline_src is None:
@@ -202,16 +226,17 @@ def main() -> None:
         sys.exit(1)
 
 
-def _run_in(root: Path, name: str) -> dict[str, Any]:
-    """Case ``name`` in a child process on the tree at ``root`` (its own copy of this
-    script, its packages first on the path)."""
+def _run_in(root: Path, name: str, pins: list[str]) -> dict[str, Any]:
+    """Case ``name`` of this script in a child process on the tree at ``root`` (its packages
+    first on the path), with ``pins`` (FIELD=VALUE) set."""
     env = dict(os.environ, PYTHONPATH=str(root))
+    script = Path(__file__).resolve()
     proc = subprocess.run(
-        [sys.executable, str(root / "benchmarks" / "bench_core_identity.py"), "--case", name],
+        [sys.executable, str(script), "--case", name, *(["--pin", *pins] if pins else [])],
         capture_output=True, text=True, cwd=root, env=env,
     )  # fmt: skip
     if proc.returncode != 0:
-        sys.exit(f"{name} ({root}): failed\n{proc.stderr[-3000:]}")
+        sys.exit(f"{name} ({root}): failed (exit status {proc.returncode})\n{proc.stderr[-3000:]}")
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 

@@ -14,8 +14,14 @@ import torch
 
 from agents.core import footprint
 from agents.core.agent import Agent
-from agents.core.config import DemoConfig, InteractConfig, ReplayConfig, config_to_dict
-from agents.core.context import EnvInfo, RunContext
+from agents.core.config import (
+    ActorProcsConfig,
+    DemoConfig,
+    InteractConfig,
+    ReplayConfig,
+    config_to_dict,
+)
+from agents.core.context import EnvInfo, PoolSettings, RunContext
 from agents.core.gate import DeployGate
 from agents.core.learner import Learner, Optim
 from agents.core.logger import RunLogger
@@ -23,6 +29,7 @@ from agents.core.mixing import DataSource, LinearSchedule, ReplayMix
 from agents.core.preprocess import make_preprocessor
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.resume import build_networks, load_learner, resume_note
+from agents.core.sequences import EndBehavior
 from demostudio.episode import ensure_registered, find_episodes, read_summary
 
 
@@ -72,7 +79,8 @@ def build_run(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
     networks = build_networks(agent, info, run_dir, payload)
     learner = Learner(networks, device, agent.loss(), agent.target_rules(),
                       agent.param_groups(networks), optim=Optim.of(cfg))  # fmt: skip
-    ctx = RunContext(cfg, agent, env, info, learner, device, run_dir, None)
+    ctx = RunContext(config_to_dict(cfg), agent, env, info, learner, device, run_dir, None)
+    ctx.pool_settings = pool_settings(cfg) if isinstance(cfg, InteractConfig) else None
     ctx.rng = np.random.default_rng(cfg.seed + 3)
     if payload is not None:
         load_learner(agent, learner, run_dir, payload)
@@ -99,10 +107,21 @@ def build_run(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
     note = resume_note(ctx, agent, payload) if payload is not None else None
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "config.json").write_text(
-        json.dumps({"algo": agent.name, **config_to_dict(cfg)}, indent=2), encoding="utf-8"
+        json.dumps({"algo": agent.name, **ctx.config}, indent=2), encoding="utf-8"
     )
     ctx.logger = RunLogger(run_dir, cfg.tensorboard)
     return ctx, note
+
+
+def pool_settings(cfg: Any) -> PoolSettings:
+    """The actor pool's settings from the config of a run that steps envs (every such
+    algorithm's config answers ``num_actors``, ``sequence_length``, ``period`` and
+    ``end_behavior``, as fields or properties)."""
+    procs = cfg.group(ActorProcsConfig) if isinstance(cfg, ActorProcsConfig) else None
+    return PoolSettings(
+        cfg.num_actors, cfg.sequence_length, cfg.period, EndBehavior(cfg.end_behavior),
+        cfg.seed, cfg.torch_threads, cfg.progress, procs,
+    )  # fmt: skip
 
 
 def check_memory(agent: Agent, info: EnvInfo) -> None:
@@ -123,4 +142,4 @@ def check_memory(agent: Agent, info: EnvInfo) -> None:
         footprint.check_fits(parts(count_demos=True), available)
 
 
-__all__ = ["build_run", "check_memory", "resolve_device", "resolve_env"]
+__all__ = ["build_run", "check_memory", "pool_settings", "resolve_device", "resolve_env"]

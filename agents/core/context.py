@@ -15,7 +15,7 @@ import gymnasium as gym
 import numpy as np
 import torch
 
-from agents.core.actor import ActorPool, ActorSpec, make_vector_actor
+from agents.core.actor import ActorPool, ActorSpec, AtariVector, make_vector_actor
 from agents.core.config import ActorProcsConfig
 from agents.core.gate import DeployGate
 from agents.core.learner import Learner
@@ -89,11 +89,41 @@ def env_seed(seed: int, episodes: int, first_env: int) -> int:
     return (seed * SEED_STRIDE + 1000 * episodes + first_env) % 2**31
 
 
+class PoolSettings(NamedTuple):
+    """What the actor pool is made from, read off the config once when the run is built: the
+    pool itself starts on first use and sees these values, not the config."""
+
+    num_actors: int
+    """Envs per actor (this process, or each actor process)."""
+    sequence_length: int
+    period: int
+    end_behavior: EndBehavior
+    seed: int
+    """The run's seed (env and policy seeds derive from it)."""
+    torch_threads: int
+    """Each actor process's torch thread count."""
+    progress: bool
+    """Show the actor processes' startup on a progress line."""
+    procs: ActorProcsConfig | None = None
+    """The actor processes' settings (None: an algorithm without them; actors in process)."""
+
+    @property
+    def actor_procs(self) -> int:
+        return self.procs.actor_procs if self.procs is not None else 0
+
+    @property
+    def atari_vector(self) -> AtariVector:
+        return self.procs.atari_vector if self.procs is not None else "python"
+
+
 @dataclass
 class RunContext:
-    """Everything a schedule or an agent hook may use during a run."""
+    """Everything a schedule or an agent hook may use during a run. It holds no config: the
+    parts hold their own settings, the pool its :class:`PoolSettings`, the checkpoint the
+    config's saved form (``config``)."""
 
-    cfg: Any
+    config: dict[str, Any]
+    """The config's saved form (``config_to_dict``), what a checkpoint stores."""
     agent: RunAgent
     env: gym.Env
     """A probe env (spaces only)."""
@@ -115,6 +145,8 @@ class RunContext:
     evals: list[tuple[int, float]] = field(default_factory=list)
     gate: DeployGate | None = None
     """The deployment gate (--gate-episodes; None: off, evaluation plays the latest)."""
+    pool_settings: PoolSettings | None = None
+    """What the actor pool is made from (None: a run that steps no env, such as BC's)."""
     _pool: ActorPool | None = None
 
     @property
@@ -132,15 +164,16 @@ class RunContext:
         """The actor pool, started on first use (so offline phases touch no env): a
         VectorActor here, or Ray actor processes with ``--actor-procs``."""
         if self._pool is None:
-            procs = self.cfg.actor_procs if isinstance(self.cfg, ActorProcsConfig) else 0
-            if procs:
+            settings = self.pool_settings
+            assert settings is not None, "pool() needs the run's PoolSettings"
+            if settings.actor_procs:
                 from agents.core.ray_pool import RayActorPool
 
                 self._pool = RayActorPool(
-                    self.actor_specs(procs),
-                    self.cfg.group(ActorProcsConfig),
-                    self.cfg.torch_threads,
-                    self.cfg.progress,
+                    self.actor_specs(settings.actor_procs),
+                    settings.procs,
+                    settings.torch_threads,
+                    settings.progress,
                     while_starting=self.learner.warm_up,
                 )
             else:
@@ -150,7 +183,9 @@ class RunContext:
     def actor_specs(self, procs: int) -> list[ActorSpec]:
         """One spec per actor process (``procs`` 0: the in-process actor), each with
         ``num_actors`` envs and its part of the acting selector (the Ape-X ladder spans all)."""
-        cfg, n = self.cfg, self.cfg.num_actors
+        settings = self.pool_settings
+        assert settings is not None, "actor_specs() needs the run's PoolSettings"
+        n = settings.num_actors
         total = n * max(procs, 1)
         selector = self.agent.acting_selector(total)
         specs = []
@@ -163,16 +198,14 @@ class RunContext:
                     part if part is not None else self.agent.acting_selector(n),
                     n,
                     self.preprocess,
-                    cfg.sequence_length,
-                    cfg.period,
-                    EndBehavior(cfg.end_behavior),
-                    env_seed=env_seed(cfg.seed, self.counters.episodes, k * n),
-                    policy_seed=cfg.seed + 2 + 7919 * k,
+                    settings.sequence_length,
+                    settings.period,
+                    settings.end_behavior,
+                    env_seed=env_seed(settings.seed, self.counters.episodes, k * n),
+                    policy_seed=settings.seed + 2 + 7919 * k,
                     keep_episodes=self.agent.keep_episodes(),
                     first_actor=k * n,
-                    atari_vector=cfg.atari_vector
-                    if isinstance(cfg, ActorProcsConfig)
-                    else "python",
+                    atari_vector=settings.atari_vector,
                 )
             )
         return specs
@@ -204,4 +237,4 @@ class RunContext:
             self._pool.close()
 
 
-__all__ = ["Counters", "EnvInfo", "RunAgent", "RunContext", "env_seed"]
+__all__ = ["Counters", "EnvInfo", "PoolSettings", "RunAgent", "RunContext", "env_seed"]

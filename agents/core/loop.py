@@ -21,7 +21,7 @@ from agents.core.checkpoint import (
     save_checkpoint,
     save_replays,
 )
-from agents.core.config import DemoConfig, InteractConfig, RunConfig, config_to_dict
+from agents.core.config import InteractConfig, RunConfig
 from agents.core.context import RunContext
 from agents.core.evaluate import EvalResult, evaluate
 from agents.core.networks import RecurrentNetwork
@@ -36,7 +36,7 @@ def checkpoint_payload(ctx: RunContext) -> dict[str, Any]:
         "format": CHECKPOINT_FORMAT,
         "version": CHECKPOINT_VERSION,
         "algo": ctx.agent.name,
-        "config": config_to_dict(ctx.cfg),
+        "config": ctx.config,
         "network_specs": {
             k: n.spec.to_json()
             for k, n in ctx.learner.networks.items()
@@ -74,16 +74,14 @@ class Loop:
     """Runs the phases of one run (:meth:`run_phase`); the run shell adds their order and
     the run's end."""
 
-    def __init__(self, ctx: RunContext, created: bool = False):
+    def __init__(self, ctx: RunContext, run_cfg: RunConfig, interact: InteractConfig | None,
+                 demos: tuple[Path, ...] = (), created: bool = False):  # fmt: skip
         self.ctx = ctx
-        cfg = ctx.cfg
-        self.run_cfg: RunConfig = cfg.group(RunConfig)
+        self.run_cfg = run_cfg
         """The run's own settings: progress, seed, env, the evaluation's episodes."""
-        self.interact: InteractConfig | None = (
-            cfg.group(InteractConfig) if isinstance(cfg, InteractConfig) else None
-        )
+        self.interact = interact
         """The budget, checkpoints, stop rule and gate of a run that interacts (BC: None)."""
-        self.demos = tuple(cfg.demos or ()) if isinstance(cfg, DemoConfig) else ()
+        self.demos = demos
         """The demos (the stop rule's ``demos`` target is their mean return)."""
         self.solved_at: int | None = None
         self.stop_rule: StopRule | None = None

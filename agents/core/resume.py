@@ -167,9 +167,10 @@ def load_learner(agent: Agent, learner: Learner, run_dir: Path, payload: dict) -
         ) from None  # fmt: skip
 
 
-def restore_replays(ctx: RunContext, env_steps: int) -> str:
+def restore_replays(ctx: RunContext, env_steps: int, length: int) -> str:
     """Load checkpoints/replay.npz into the persistent buffers when it belongs to the
-    checkpoint being resumed (same env steps, same sequence length); returns what was done."""
+    checkpoint being resumed (same env steps, same sequence ``length``); returns what was
+    done."""
     saved = load_replays(ctx.run_dir)
     if saved is None:
         return "no saved replay (run without --save-replay): the replay refills"
@@ -180,7 +181,6 @@ def restore_replays(ctx: RunContext, env_steps: int) -> str:
             "the replay refills"
         )
     loaded = []
-    length = ctx.cfg.sequence_length
     for buf in ctx.mix.buffers if ctx.mix else []:
         state = arrays.get(buf.name)
         if not buf.persistent or state is None:
@@ -199,8 +199,8 @@ def restore_replays(ctx: RunContext, env_steps: int) -> str:
 def resume_note(ctx: RunContext, agent: Agent, payload: dict) -> str:
     """Once the run's parts are built: the replays restored and the agent's own state loaded;
     returns the note the run logs (what was restored, the config fields changed)."""
-    note = restore_replays(ctx, ctx.counters.env_steps)
-    changes = config_changes(payload["config"], ctx.cfg)
+    note = restore_replays(ctx, ctx.counters.env_steps, agent.cfg.sequence_length)
+    changes = config_changes(payload["config"], agent.cfg)
     if changes:
         note += "; config changed from the saved run: " + ", ".join(changes)
     agent.load_state_dict(payload.get("agent_state") or {})

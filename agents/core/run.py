@@ -18,6 +18,7 @@ import torch
 from agents.core.agent import Agent
 from agents.core.build import build_run, resolve_device, resolve_env
 from agents.core.checkpoint import latest_checkpoint
+from agents.core.config import DemoConfig, InteractConfig, RunConfig
 from agents.core.context import RunContext
 from agents.core.evaluate import evaluate
 from agents.core.logger import run_folder_problem
@@ -61,7 +62,7 @@ def _train(agent: Agent) -> TrainResult:
     torch.set_num_threads(max(1, cfg.torch_threads))
     torch.manual_seed(cfg.seed)
     device = resolve_device(cfg.device)
-    run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(agent.name, cfg)
+    run_dir = Path(cfg.run_dir) if cfg.run_dir else default_run_dir(agent.name, cfg.env, cfg.seed)
     problem = run_folder_problem(run_dir)
     if problem is not None:
         raise ValueError(f"--run-dir: {problem}")
@@ -81,7 +82,10 @@ def _train(agent: Agent) -> TrainResult:
               file=sys.stderr if is_warning else sys.stdout)  # fmt: skip
     for line in cfg.warnings():  # once the run has started: never before an error line
         print(f"demostudio: warning: {line}", file=sys.stderr)
-    return _Shell(ctx, created).run(note, resumed=payload is not None)
+    interact = cfg.group(InteractConfig) if isinstance(cfg, InteractConfig) else None
+    demos = tuple(cfg.demos or ()) if isinstance(cfg, DemoConfig) else ()
+    shell = _Shell(ctx, cfg.group(RunConfig), interact, demos, created)
+    return shell.run(note, resumed=payload is not None)
 
 
 class _Shell(Loop):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
-from typing import Any
 
 from agents.core.agent import Agent
 from agents.core.config import InteractConfig
@@ -18,8 +17,9 @@ from agents.core.logger import METRICS_FILE, RUN_FILES
 from demostudio.episode import env_folder_name
 
 
-def default_run_dir(algo: str, cfg: Any) -> Path:
-    return Path("runs") / f"{algo}-{env_folder_name(cfg.env)}-s{cfg.seed}"
+def default_run_dir(algo: str, env_id: str, seed: int) -> Path:
+    """``runs/<algo>-<env>-s<seed>``: the folder of a run not given ``--run-dir``."""
+    return Path("runs") / f"{algo}-{env_folder_name(env_id)}-s{seed}"
 
 
 def earlier_logs(run_dir: Path) -> str | None:

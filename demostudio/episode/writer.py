@@ -1,13 +1,13 @@
 """Crash-safe, streaming episode writer.
 
 The caller's thread only copies arrays and puts them on a bounded queue; a writer thread
-deflates big values (frames, image observations) once, appends each item to the journal
-(``<name>.h5.journal``, see :mod:`.journal`) and hands it to the HDF5 sink (:mod:`._sink`),
-which writes big values one chunk each and buffers small ones in blocks. The file is
-``<name>.h5.partial`` until :meth:`close`, which flushes, fsyncs and renames it to
-``<name>.h5`` and deletes the journal; after a crash, :mod:`.recover` rebuilds the episode
-from the journal. The queue blocks rather than drops; :attr:`EpisodeWriter.blocked_puts`
-counts how often it had to.
+(:mod:`.writer_thread`) deflates big values (frames, image observations) once, appends each
+item to the journal (``<name>.h5.journal``, see :mod:`.journal`) and hands it to the HDF5
+sink (:mod:`._sink`), which writes big values one chunk each and buffers small ones in
+blocks. The file is ``<name>.h5.partial`` until :meth:`close`, which flushes, fsyncs and
+renames it to ``<name>.h5`` and deletes the journal; after a crash, :mod:`.recover` rebuilds
+the episode from the journal. The queue blocks rather than drops;
+:attr:`EpisodeWriter.blocked_puts` counts how often it had to.
 
 A write that fails (a full disk) stops the writer thread, whichever item it was handling:
 it lets go of both files, keeping them for :mod:`.recover`, and only then publishes the
@@ -21,13 +21,11 @@ forever.
 
 from __future__ import annotations
 
-import atexit
 import json
 import os
 import queue
 import threading
 import time
-import weakref
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,24 +34,15 @@ import numpy as np
 from gymnasium import spaces as gym_spaces
 
 from . import _h5
-from ._sink import EpisodeSink, record_of
+from ._sink import EpisodeSink
 from .actors import MAX_ACTORS, default_actor
 from .journal import JOURNAL_SUFFIX, Journal
 from .schema import FORMAT_NAME, PARTIAL_SUFFIX, SCHEMA_VERSION, SUFFIX, EpisodeError
 from .spaces import flatten_value, space_to_json
-
-_CLOSE = object()
-_DISCARD = object()
-_STOP = object()  # interpreter exit: keep what is written for recover, leave HDF5 alone
-MAX_DEFER_S = 0.05
-"""Longest the writer waits for an idle caller before working anyway (see caller_busy)."""
-_DEFER_MAX_BACKLOG = 4  # items queued behind this one: then the writer works regardless
-_POLL_S = 0.1  # how often a caller waiting on the writer thread checks that it still runs
-EXIT_WAIT_S = 5.0
-"""Longest interpreter exit waits for the threads of episodes left open (see _at_exit)."""
+from .writer_thread import CLOSE, DISCARD, MAX_DEFER_S, POLL_S, WriterThread, watch_at_exit
 
 
-class EpisodeWriter:
+class EpisodeWriter(WriterThread):
     """Writes one episode. Call :meth:`reset` once, :meth:`step` per step, then :meth:`close`
     (keep) or :meth:`discard` (delete). Usable as a context manager (closes on success,
     keeps what was written as truncated on error)."""
@@ -147,7 +136,7 @@ class EpisodeWriter:
             target=self._run, name=f"episode-writer:{path.name}", daemon=True
         )
         self._thread.start()
-        _watch_at_exit(self)
+        watch_at_exit(self)
 
     # ---- caller's thread -------------------------------------------------------------------
 
@@ -248,7 +237,7 @@ class EpisodeWriter:
             "truncated": trunc,
         }
         self._put(("attrs", summary))
-        self._put(_CLOSE)
+        self._put(CLOSE)
         self._closing = True
         self._caller_idle.set()  # finishing the file is never deferred
         return self.wait() if wait else self.path
@@ -284,7 +273,7 @@ class EpisodeWriter:
         if self._closed and self._error is None:
             return
         if not self._closed:
-            self._put(_DISCARD, check=False)
+            self._put(DISCARD, check=False)
             self._finish_thread(raise_error=False)
         self.partial_path.unlink(missing_ok=True)
         self.journal_path.unlink(missing_ok=True)
@@ -313,7 +302,7 @@ class EpisodeWriter:
             self.blocked_puts += 1
         while True:  # a thread that failed or stopped takes nothing more: never wait for it
             try:
-                self._queue.put(item, timeout=_POLL_S)
+                self._queue.put(item, timeout=POLL_S)
                 return
             except queue.Full:
                 if self._finished.is_set():
@@ -338,103 +327,6 @@ class EpisodeWriter:
             f"`demostudio recover {self.path.parent}`",
         )
 
-    # ---- writer thread ---------------------------------------------------------------------
-
-    def _run(self) -> None:
-        try:
-            self._work()
-        except BaseException as exc:  # reported to the caller on its next call
-            self._sink.abandon()
-            try:
-                self._journal.close()
-            except OSError:
-                pass
-            while True:  # what is queued will never be written: free its memory
-                try:
-                    self._queue.get_nowait()
-                except queue.Empty:
-                    break
-            self._error = exc  # last: the caller never goes on while this thread is in HDF5
-        finally:
-            self._finished.set()
-
-    def _work(self) -> None:
-        last_flush = time.monotonic()
-        while True:
-            timeout = max(0.0, self.flush_interval - (time.monotonic() - last_flush))
-            if self._stop.is_set():
-                timeout = min(timeout, _POLL_S)
-            try:
-                item = self._queue.get(timeout=timeout)
-            except queue.Empty:
-                item = None
-            if item is _STOP or (item is None and self._stop.is_set()):
-                self._sink.flush()  # then closing writes nothing more (see _h5.let_go)
-                self._sink.close()  # the .partial and the journal stay for recover
-                self._journal.close()
-                return
-            if item is _DISCARD:
-                self._sink.abandon()
-                self._journal.delete()
-                return
-            if item is _CLOSE:
-                self._sink.finish()
-                _h5.fsync_path(self.partial_path)
-                os.replace(self.partial_path, self.path)
-                _h5.fsync_dir(self.path.parent)
-                self._journal.delete()  # the episode is safe under its final name
-                return
-            if item is not None:
-                # Never defer into a backlog, nor the reset (the caller waits for it); without
-                # one, frames are deflated harder (smaller files, in this thread's spare time).
-                keeping_up = self._queue.qsize() < _DEFER_MAX_BACKLOG
-                if keeping_up and item[0] != "reset":
-                    self._caller_idle.wait(MAX_DEFER_S)
-                record = record_of(item, self.record_frames, keeping_up)
-                self._journal.append(record)  # first: it is what survives a crash
-                if item[0] == "reset":
-                    self._reset_journalled.set()
-                self._sink.handle(record)
-                self._steps_done = self._sink.steps
-            if time.monotonic() - last_flush >= self.flush_interval:
-                self._sink.flush()
-                self._journal.sync()
-                last_flush = time.monotonic()
-
-
-_writers: weakref.WeakSet[EpisodeWriter] = weakref.WeakSet()
-_exit_hook_registered = False
-
-
-def _watch_at_exit(writer: EpisodeWriter) -> None:
-    global _exit_hook_registered
-    _writers.add(writer)
-    if not _exit_hook_registered:
-        atexit.register(_at_exit)  # after h5py's import: runs before h5py's own hook
-        _exit_hook_registered = True
-
-
-def _at_exit() -> None:
-    """Interpreter exit waits for episodes being closed in the background, and stops the
-    threads of episodes left open (their .partial and journal stay for recover), waiting
-    for them at most :data:`EXIT_WAIT_S`: the threads are daemons, and one frozen inside
-    h5py at exit holds h5py's lock, on which the interpreter's clean-up then waits forever
-    (or HDF5 crashes)."""
-    running = [w for w in list(_writers) if not w._finished.is_set()]
-    for writer in running:
-        if not writer._closing:
-            writer._stop.set()
-            try:
-                writer._queue.put_nowait(_STOP)
-            except queue.Full:
-                pass  # the thread sees _stop once it has written what is queued
-    deadline = time.monotonic() + EXIT_WAIT_S
-    for writer in running:
-        if writer._closing:
-            writer._finished.wait()
-        else:
-            writer._finished.wait(max(0.0, deadline - time.monotonic()))
-
 
 def _cannot_make(exc: BaseException, path: Path) -> BaseException:
     """The disk's error behind ``exc`` as the OS words it, naming ``path`` (h5py's message
@@ -458,3 +350,6 @@ def _copy(frame: np.ndarray | None) -> np.ndarray | None:
 
 def _now(timestamp: float | None) -> float:
     return time.time() if timestamp is None else float(timestamp)
+
+
+__all__ = ["MAX_DEFER_S", "EpisodeWriter"]

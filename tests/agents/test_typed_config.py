@@ -20,7 +20,8 @@ SELF_PROBE = re.compile(r"\b(getattr|hasattr)\(\s*self\s*,")
 
 def _sources() -> list[Path]:
     files = sorted((ROOT / "agents").rglob("*.py"))
-    return [*files, ROOT / "demostudio/cli/train_cmds.py", ROOT / "demostudio/cli/coach_cmd.py"]
+    cli = ROOT / "demostudio/cli"
+    return [*files, cli / "train_cmds.py", cli / "checkpoint_cmds.py", cli / "coach_cmd.py"]
 
 
 def test_no_config_is_probed():

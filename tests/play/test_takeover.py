@@ -205,7 +205,7 @@ def test_watch_command_takes_over_with_the_player_name(tmp_path, monkeypatch, ca
             "MountainCar-v0", kwargs, render_mode=render_mode
         ),
     )
-    monkeypatch.setattr("demostudio.cli.train_cmds._restore", lambda *a: restored)
+    monkeypatch.setattr("demostudio.cli.checkpoint_cmds._restore", lambda *a: restored)
     seen: list[str] = []
     monkeypatch.setattr(RecordEpisodes, "set_actor", lambda self, name: seen.append(name),
                         raising=False)  # fmt: skip
