@@ -174,7 +174,6 @@ class RunContext:
                     settings.procs,
                     settings.torch_threads,
                     settings.progress,
-                    while_starting=self.learner.warm_up,
                 )
             else:
                 self._pool = make_vector_actor(self.actor_specs(0)[0], self.device)

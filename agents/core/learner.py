@@ -100,25 +100,13 @@ class Learner:
         self.targets = {k: make_target(self.networks[k]) for k in self.rules}
         self.loss_fn = loss
         self.params = [p for n in self.networks.values() for p in n.parameters() if p.requires_grad]
-        self._groups = param_groups if param_groups is not None else [{"params": self.params}]
-        self._optimizer: FusedAdam | None = None
+        self.optimizer = FusedAdam(
+            param_groups if param_groups is not None else [{"params": self.params}],
+            lr=optim.learning_rate,
+            betas=(optim.adam_beta1, 0.999),
+            eps=optim.adam_eps,
+        )
         self.updates = 0
-
-    @property
-    def optimizer(self) -> FusedAdam:
-        """Built on first use (or by :meth:`warm_up`)."""
-        if self._optimizer is None:
-            self._optimizer = FusedAdam(
-                self._groups,
-                lr=self.optim.learning_rate,
-                betas=(self.optim.adam_beta1, 0.999),
-                eps=self.optim.adam_eps,
-            )
-        return self._optimizer
-
-    def warm_up(self) -> None:
-        """Build what the first update needs now (call it while waiting on something else)."""
-        _ = self.optimizer
 
     @property
     def network(self) -> torch.nn.Module:

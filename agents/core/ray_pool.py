@@ -151,13 +151,10 @@ class RayActorPool:
         torch_threads: int,
         progress: bool,
         say: Callable[[str], None] | None = None,
-        while_starting: Callable[[], None] | None = None,
     ):
         """``cfg`` gives ``ray_address``, ``ray_auth``, ``actor_chunk_steps`` and
         ``weight_sync_every``; ``torch_threads`` is each actor process's torch thread count,
-        ``progress`` whether startup is shown on a progress line; ``while_starting`` is work
-        of the caller's done while the actor processes start (they take a second or more to
-        import torch and build their envs, on other cores)."""
+        ``progress`` whether startup is shown on a progress line."""
         auth = self._auth = auth_mode(bool(cfg.ray_auth))
         local_only(not cfg.ray_address)  # before import: Ray reads it then
         ray = self._ray = _import_ray()
@@ -185,8 +182,6 @@ class RayActorPool:
                     self._init_ray(cfg.ray_address)
                 self._remote = ray.remote(num_cpus=1, max_restarts=0)(ActorProcess)
                 self.actors = [self._spawn(k) for k in range(len(self.specs))]
-                if while_starting is not None:
-                    while_starting()
                 self.pids = self._wait_started(list(range(len(self.specs))))
             except BaseException:
                 self.close()
