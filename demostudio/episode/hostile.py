@@ -13,10 +13,8 @@ their size bounded. Every failure is one :class:`EpisodeError` naming the file a
 
 from __future__ import annotations
 
-import errno
 import math
 import os
-import stat
 import zlib
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,10 +23,38 @@ from typing import Any
 
 import h5py
 import numpy as np
-from gymnasium import spaces as gym_spaces
 
-from .schema import GROUPS, LENGTH_OFFSETS, REQUIRED_DATASETS, EpisodeError
-from .spaces import integer_span, leaf_spaces
+from .declared import MAX_FRAME_SIDE, check_declared
+from .file_checks import HDF5_SIGNATURE, not_a_regular_file, output_file_problem
+from .rows import read_rows
+from .schema import LENGTH_OFFSETS, EpisodeError
+
+__all__ = [
+    "ALLOWED_FILTERS",
+    "GLOBAL_HEAP",
+    "HDF5_SIGNATURE",
+    "MAX_CHUNK_BYTES",
+    "MAX_DEPTH",
+    "MAX_FRAME_SIDE",
+    "MAX_HEAP_OBJECT_BYTES",
+    "MAX_OBJECTS",
+    "READ_ERRORS",
+    "SCAN_CHUNK_BYTES",
+    "UNSTORED_BYTES",
+    "check_declared",
+    "checked_datasets",
+    "damaged",
+    "describe_link",
+    "global_heap_problem",
+    "guard",
+    "hard_linked",
+    "not_a_regular_file",
+    "open_h5",
+    "output_file_problem",
+    "read_rows",
+    "short_error",
+]
+
 
 MAX_DEPTH = 16
 """Deepest group nesting accepted (hard-linked group cycles end here)."""
@@ -180,51 +206,6 @@ def _check_storage(
     return max(0, declared - chunks * chunk_bytes)
 
 
-def read_rows(ds: h5py.Dataset, index: Any) -> np.ndarray:
-    """``ds[index]``, reading a dataset stored one gzip chunk per row a row at a time with the
-    inflated size bounded by the row's size (no gzip bomb); others through h5py."""
-    shape = ds.shape
-    one_row = (
-        ds.chunks is not None
-        and len(shape) >= 1
-        and ds.chunks == (1, *shape[1:])
-        and ds.compression == "gzip"
-        and not ds.shuffle
-        and ds.dtype.kind in "biuf"
-    )
-    if not one_row:
-        return ds[index]
-    if isinstance(index, (int, np.integer)):
-        return _inflate_row(ds, int(index))
-    rows = range(*index.indices(shape[0])) if isinstance(index, slice) else None
-    if rows is None:
-        return ds[index]
-    out = np.empty((len(rows), *shape[1:]), ds.dtype)
-    for j, i in enumerate(rows):
-        out[j] = _inflate_row(ds, i)
-    return out
-
-
-def _inflate_row(ds: h5py.Dataset, i: int) -> np.ndarray:
-    row_shape = ds.shape[1:]
-    size = math.prod(row_shape) * ds.dtype.itemsize
-    coord = (i,) + (0,) * len(row_shape)
-    stored = ds.id.get_chunk_info_by_coord(coord)
-    if stored.byte_offset is None:
-        return ds[i]  # an unstored row (fill value)
-    # deflate never grows data by more than 5 bytes per 16 KB block plus a few header bytes
-    if stored.size > size + size // 1000 + 1024 or stored.size > ds.file.id.get_filesize():
-        raise ValueError(f"row {i}: stored in {stored.size} bytes, more than a row can take")
-    mask, raw = ds.id.read_direct_chunk(coord)
-    if mask != 0:
-        return ds[i]
-    inflater = zlib.decompressobj()
-    data = inflater.decompress(raw, size)
-    if len(data) != size or inflater.unconsumed_tail:
-        raise ValueError(f"row {i}: expected {size} bytes once inflated, got another amount")
-    return np.frombuffer(data, ds.dtype).reshape(row_shape)
-
-
 GLOBAL_HEAP = b"GCOL"
 _HEAP_OBJECT_HEADER = 16  # index (2), references (2), reserved (4), size (8)
 MAX_HEAP_OBJECT_BYTES = 16 * 1024 * 1024
@@ -315,26 +296,6 @@ def _heap_problem(m: _FileWindow, pos: int, file_size: int) -> str | None:
     return None
 
 
-def _kind(dtype: np.dtype) -> str:
-    """A dtype's family: "text", "bool", "int" or "float"."""
-    if h5py.check_string_dtype(dtype) is not None:
-        return "text"
-    return {"b": "bool", "i": "int", "u": "int", "f": "float"}.get(dtype.kind, dtype.str)
-
-
-# The dtype families each top-level dataset may have (others: any the storage check accepts).
-_DATASET_KINDS = {
-    "rewards": ("float",),
-    "terminations": ("bool", "int"),
-    "truncations": ("bool", "int"),
-    "timestamps": ("float", "int"),
-    "keys": ("text",),
-}
-# The datasets that hold one value per row (shape (N,)); so do those under ``info_present/``.
-_ONE_VALUE = ("rewards", "terminations", "truncations", "timestamps", "keys", "actors")
-MAX_FRAME_SIDE = 16384
-
-
 @contextmanager
 def guard(path: Path, field: str | None) -> Iterator[None]:
     """Turn what h5py raises for a damaged file into one EpisodeError naming ``field``."""
@@ -344,55 +305,6 @@ def guard(path: Path, field: str | None) -> Iterator[None]:
         raise
     except (*READ_ERRORS, UnicodeDecodeError, zlib.error) as exc:
         raise EpisodeError(path, field, damaged(exc)) from None
-
-
-def not_a_regular_file(path: Path, expected: str) -> str | None:
-    """Why ``path`` cannot be read as ``expected`` ("an episode file") without opening it, or
-    None when it is a regular file: opening a FIFO blocks until a writer comes, a device
-    never ends, so every file is looked at with ``stat`` first. A link is followed only to
-    see what it names."""
-    try:
-        st = path.stat()
-    except FileNotFoundError:
-        if path.is_symlink():
-            target = f"{os.readlink(path)!r:.200}"
-            return f"expected {expected}, got a link to a missing file ({target})"
-        return "no such file"
-    except OSError as exc:
-        if exc.errno == errno.ELOOP:
-            return f"expected {expected}, got a link loop (it leads back to itself)"
-        return f"cannot read it ({exc.strerror})"
-    if stat.S_ISDIR(st.st_mode):
-        return f"expected {expected}, got a folder"
-    if not stat.S_ISREG(st.st_mode):
-        return f"expected {expected}, got a special file (FIFO, device)"
-    return None
-
-
-HDF5_SIGNATURE = b"\x89HDF\r\n\x1a\n"
-
-
-def output_file_problem(path: Path, expected: str) -> str | None:
-    """Why a command must not write ``expected`` ("a GIF file", "a key map JSON file") to
-    ``path``, or None (nothing there, or a regular file it may replace): a folder, a FIFO or
-    device (writing would wait forever), a link loop, or an HDF5 file (an episode is never
-    overwritten by an export or a template, whatever its name)."""
-    try:
-        if not os.path.lexists(path):
-            return None
-    except OSError:  # a name the system refuses: the writer says so
-        return None
-    problem = not_a_regular_file(path, expected)
-    if problem is not None:
-        return problem
-    try:
-        with open(path, "rb") as fh:
-            hdf5 = fh.read(len(HDF5_SIGNATURE)) == HDF5_SIGNATURE
-    except OSError as exc:
-        return f"cannot read it ({exc.strerror or exc})"
-    if hdf5:
-        return f"expected {expected}, got an HDF5 file (an episode?): it is never overwritten"
-    return None
 
 
 def open_h5(path: Path, mode: str) -> h5py.File:
@@ -415,88 +327,3 @@ def open_h5(path: Path, mode: str) -> h5py.File:
         raise EpisodeError(
             path, None, f"expected an HDF5 episode file, cannot open it ({detail})"
         ) from None
-
-
-def check_declared(
-    path: Path,
-    length: int,
-    observation_space: gym_spaces.Space,
-    action_space: gym_spaces.Space,
-    ds: dict[str, h5py.Dataset],
-    f: h5py.Group,
-) -> None:
-    """Every dataset the schema knows is a dataset (``infos`` and ``info_present`` groups)
-    and has its length (relative to T), value shape and dtype family; integer observations
-    and actions have a dtype that holds every value of their space. ``ds`` are the checked
-    datasets of the file ``f`` (:func:`checked_datasets`); nothing is read."""
-    n = length
-    for name in LENGTH_OFFSETS:
-        if name in ("observations", "actions") or name not in f:  # links checked in ds
-            continue
-        is_group = isinstance(f[name], h5py.Group)
-        if is_group != (name in GROUPS):
-            want, got = ("a group", "a dataset") if name in GROUPS else ("a dataset", "a group")
-            raise EpisodeError(path, name, f"expected {want}, got {got}")
-    groups = {name.split("/")[0] for name in ds}
-    for name in REQUIRED_DATASETS:
-        if name not in ds and name not in groups:
-            raise EpisodeError(path, name, "expected this dataset, it is missing")
-    for name, d in ds.items():
-        offset = LENGTH_OFFSETS.get(name.split("/")[0])
-        if offset is None:
-            continue
-        if d.shape[:1] != (n + offset,):
-            got = d.shape[0] if d.shape else "a scalar"
-            raise EpisodeError(path, name, f"expected length {n + offset} (T = {n}), got {got}")
-        if d.ndim != 1 and (name in _ONE_VALUE or name.startswith("info_present/")):
-            raise EpisodeError(path, name, f"expected shape ({n + offset},), got {d.shape}")
-        wanted = _DATASET_KINDS.get(name)
-        if wanted and _kind(d.dtype) not in wanted:
-            raise EpisodeError(path, name, f"expected {' or '.join(wanted)} values, got {d.dtype}")
-    for group, space in (("observations", observation_space), ("actions", action_space)):
-        for leaf, sub in leaf_spaces(space):
-            name = "/".join((group, *leaf.path))
-            d = ds.get(name)
-            if d is None:
-                raise EpisodeError(
-                    path,
-                    name,
-                    f"expected a dataset for this part of the {group[:-1]} space",
-                )
-            want = "text" if leaf.is_text else _kind(np.dtype(leaf.dtype))
-            if not leaf.is_text and tuple(d.shape[1:]) != leaf.shape:
-                raise EpisodeError(
-                    path,
-                    name,
-                    f"expected values of shape {leaf.shape}, got {tuple(d.shape[1:])}",
-                )
-            got = _kind(d.dtype)
-            if got != want and not (want == "float" and got == "int"):
-                raise EpisodeError(path, name, f"expected {want} values, got {d.dtype}")
-            span = integer_span(sub) if got == "int" else None
-            if span is not None and not _holds(d.dtype, span):
-                raise EpisodeError(
-                    path,
-                    name,
-                    f"expected integers that hold every value of {sub} ({span[0]}..{span[1]}),"
-                    f" got {d.dtype}",
-                )
-    frames = ds.get("frames")
-    if frames is not None and (
-        frames.ndim != 4
-        or frames.shape[3] != 3
-        or frames.dtype != np.uint8
-        or not 1 <= min(frames.shape[1:3]) <= max(frames.shape[1:3]) <= MAX_FRAME_SIDE
-    ):
-        raise EpisodeError(
-            path,
-            "frames",
-            f"expected (T+1, H, W, 3) uint8 with sides from 1 to {MAX_FRAME_SIDE}, "
-            f"got {frames.shape} {frames.dtype}",
-        )
-
-
-def _holds(dtype: np.dtype, span: tuple[int, int]) -> bool:
-    """Whether integer ``dtype`` holds every whole number from ``span[0]`` to ``span[1]``."""
-    info = np.iinfo(dtype)
-    return info.min <= span[0] and span[1] <= info.max
