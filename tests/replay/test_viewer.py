@@ -410,12 +410,12 @@ def test_list_scrolls_to_the_selected_row(viewer_factory, folder, episodes):
 
 
 def test_a_failed_tag_write_is_reported_and_the_episode_stays_open(viewer, monkeypatch):
-    from demostudio.replay import viewer as viewer_module
+    from demostudio.replay import episode_actions
 
     def refuse(path, **_):
         raise OSError(13, "Permission denied")
 
-    monkeypatch.setattr(viewer_module, "update_metadata", refuse)
+    monkeypatch.setattr(episode_actions, "update_metadata", refuse)
     press(viewer, pygame.K_RIGHT, times=4)
     press(viewer, pygame.K_g)
     assert "could not save" in viewer.message[0] and "Permission denied" in viewer.message[0]
