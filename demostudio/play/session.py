@@ -16,7 +16,9 @@ Around the loop: its options are in :mod:`~demostudio.play.options`, what it pla
 :mod:`~demostudio.play.summary`, the words it draws in :mod:`~demostudio.play.hudtext` and
 :mod:`~demostudio.play.overlays`, the hold after the last episode in
 :mod:`~demostudio.play.hold`, what each step's rate and driver are noted as in
-:mod:`~demostudio.play.stepnotes`."""
+:mod:`~demostudio.play.stepnotes`. Its episode side (start, step, end, discard, quit) is
+:class:`~demostudio.play.episode_flow.EpisodeFlow` and its drawing
+:class:`~demostudio.play.session_draw.SessionDrawing`, both of which it extends."""
 
 from __future__ import annotations
 
@@ -30,26 +32,26 @@ import pygame
 
 from demostudio.controllers import Controller
 from demostudio.episode import env_folder_name
-from demostudio.play import hud, overlays
 from demostudio.play.envclose import close_env
+from demostudio.play.episode_flow import MESSAGE_SECONDS as MESSAGE_SECONDS
+from demostudio.play.episode_flow import EpisodeFlow
 from demostudio.play.hold import hold_until_key
-from demostudio.play.hudtext import action_text, control_text, lives
-from demostudio.play.keymap import KeyMap, describe_keys
+from demostudio.play.keymap import KeyMap
 from demostudio.play.options import SessionOptions
+from demostudio.play.session_draw import SessionDrawing
 from demostudio.play.speed import Speed
 from demostudio.play.state import Request, SessionState, process_event
 from demostudio.play.stepnotes import StepNotes
-from demostudio.play.summary import EpisodeLog, PlayResult, summary_lines
+from demostudio.play.summary import EpisodeLog, PlayResult
 from demostudio.play.timing import RateClock, RateMeter
 from demostudio.play.window import PlayWindow
 
 TURN_BASED_REDRAW_FPS = 30.0
 # Turn-based keyboard play: holding a key repeats it (pygame key repeat), delay and interval.
 KEY_REPEAT_MS = (350, 120)
-MESSAGE_SECONDS = 2.5
 
 
-class PlaySession:
+class PlaySession(EpisodeFlow, SessionDrawing):
     """Runs ``controller`` on ``env`` in ``window``.
 
     ``env`` is a :class:`~demostudio.episode.RecordEpisodes` (recording) or a
@@ -98,129 +100,6 @@ class PlaySession:
         self.message = ""
         self.message_until = 0.0
         self._last_tick = time.perf_counter()
-
-    # ---- episode flow --------------------------------------------------------------------------
-
-    @property
-    def steps(self) -> int:
-        return int(self.env.episode_steps)
-
-    def _say(self, text: str) -> None:
-        self.message = text
-        self.message_until = time.perf_counter() + MESSAGE_SECONDS
-
-    def new_episode(self) -> None:
-        seed = None if self.opts.seed is None else self.opts.seed + self.resets
-        self.obs, self.info = self.env.reset(seed=seed)
-        self.resets += 1
-        self.controller.reset(self.env, self.obs, self.info)
-        self.notes = StepNotes(self.opts.fps)  # the recorder wrote this as the file's fps
-        self.last_reward = None
-        self.last_action = None
-        self.state.turns.clear()
-        self.person_steps = 0
-        now = time.perf_counter()
-        wait = self.opts.countdown
-        if self.resets == 1:
-            wait = max(wait, self.opts.start_countdown)
-        self.countdown_end = now + wait if wait > 0 else None
-        self.meter.reset()
-
-    def _controller_name(self) -> str:
-        return str(getattr(self.controller, "name", "?"))
-
-    def _log(self, steps: int, ret: float, how: str, path: Path | None) -> None:
-        number, who = len(self.log) + 1, self._controller_name()
-        self.log.append(EpisodeLog(number, steps, ret, how, path, self.person_steps, who))
-
-    def _episode_over(self, path: Path | None, steps: int, ret: float, how: str) -> None:
-        self.episodes_done += 1
-        self._log(steps, ret, how, path)
-        where = f" -> {path.name}" if path is not None else ""
-        self._say(f"Episode {self.episodes_done} {how}: {steps} steps, return {ret:.4g}{where}")
-        if self.opts.episodes is not None and self.episodes_done >= self.opts.episodes:
-            self.finished = True
-        else:
-            self.new_episode()
-
-    def step(self, by_hand: bool = False) -> None:
-        """One env step with the controller's action (``by_hand``: a frame advance)."""
-        rate, actor = None if by_hand else self.speed.fps, getattr(self.controller, "actor", None)
-        self.notes.before_step(self.env, self.steps, rate, actor)
-        action = self.controller.act(self.env, self.obs)
-        if self._drives_person():
-            self.person_steps += 1
-        keys = getattr(self.controller, "last_keys", ())
-        self.env.set_keys(keys)
-        steps_before, ret_before = self.steps, float(self.env.episode_return)
-        n_saved = len(self.env.saved)
-        self.obs, reward, terminated, truncated, self.info = self.env.step(action)
-        self.last_reward = float(reward)
-        self.last_action = action
-        self.meter.tick()
-        if terminated or truncated:
-            path = self.env.saved[-1] if len(self.env.saved) > n_saved else None
-            how = "ended" if terminated else "timed out"
-            self._episode_over(path, steps_before + 1, ret_before + float(reward), how)
-
-    def end_now(self) -> None:
-        """End the episode in progress and save it (marked truncated)."""
-        if self.steps == 0:
-            self._say("Nothing to save yet: the episode has no steps")
-            return
-        steps, ret = self.steps, float(self.env.episode_return)
-        path = self.env.end_episode(keep=True)
-        self._episode_over(path, steps, ret, "ended early")
-
-    def restart(self) -> None:
-        """Discard the episode in progress (nothing saved) and start a new one."""
-        if self.steps > 0:
-            self.discarded += 1
-            self._log(self.steps, float(self.env.episode_return), "not saved", None)
-        self.env.discard_episode()
-        self._say("Episode discarded; restarting")
-        self.new_episode()
-
-    def quit(self, keep: bool) -> None:
-        if self.steps > 0 and keep:
-            steps, ret = self.steps, float(self.env.episode_return)
-            path = self.env.end_episode(keep=True)
-            self.episodes_done += 1
-            self._log(steps, ret, "saved at quit", path)
-            self._say(f"Saved the episode in progress: {steps} steps, return {ret:.4g}")
-        else:
-            if self.steps > 0:
-                self.discarded += 1
-                how = "not saved" if getattr(self.env, "recording", False) else "stopped"
-                self._log(self.steps, float(self.env.episode_return), how, None)
-            self.env.discard_episode()
-        self.finished = True
-        self.quitting = True
-
-    def _drives_person(self) -> bool:
-        """The step being played is a person's: keyboard play, or a take-over."""
-        actor = getattr(self.controller, "actor", None)
-        if actor is not None:
-            return str(actor).startswith("person:")
-        return self._controller_name() == "keyboard"
-
-    def worth_asking(self) -> bool:
-        """Quitting now would lose a person's steps: an episode in progress is being recorded
-        and a person drove some of it (keyboard play: any step; watching an agent: a
-        take-over). Then Esc and closing the window ask first."""
-        recording = bool(getattr(self.env, "recording", False))
-        return recording and self.steps > 0 and self.person_steps > 0
-
-    def ask_to_quit(self) -> None:
-        """Esc or the window closed: ask when a person's steps would be lost, else quit (an
-        agent's unfinished episode is not saved)."""
-        if self.opts.keep_on_quit:
-            self.quit(True)
-        elif self.worth_asking():
-            self.state.confirm_quit = True
-            self.state.help = False  # the question shows above everything else
-        else:
-            self.quit(False)
 
     def step_once(self) -> None:
         """Frame advance (paused): one step with the keys held now, recorded like any step."""
@@ -383,78 +262,6 @@ class PlaySession:
 
     def result(self) -> PlayResult:
         return PlayResult(list(self.env.saved), self.episodes_done, self.discarded, tuple(self.log))
-
-    # ---- drawing -------------------------------------------------------------------------------
-
-    def _input_text(self) -> str:
-        if self.person_drives:
-            keys = f"keys {describe_keys(self.state.held)}"
-            if not self.state.can_take_over:
-                return keys
-            agent = getattr(self.controller, "agent_action", None)
-            return f"{keys}  (agent: {action_text(agent, self.env)})"
-        return f"action {action_text(self.last_action, self.env)}"
-
-    def hud_info(self) -> hud.HudInfo:
-        now = time.perf_counter()
-        return hud.HudInfo(
-            env_id=self.opts.env_id,
-            controller=getattr(self.controller, "name", "?"),
-            recording=bool(getattr(self.env, "recording", False)),
-            paused=self.state.paused,
-            turn_based=self.opts.turn_based,
-            episode=self.episodes_done + (0 if self.holding else 1),
-            saved=len(self.env.saved),
-            step=self.steps,
-            episode_return=float(self.env.episode_return),
-            last_reward=self.last_reward,
-            fps=self.meter.rate,
-            target_fps=self.speed.fps,
-            speed=self.speed.factor,
-            lives=lives(self.info),
-            input=self._input_text(),
-            blink=int(now * 2) % 2 == 0,
-            control="" if self.holding else self._control_text(),
-            person=self.state.person,
-        )
-
-    def _control_text(self) -> str:
-        """Who is in control, for the HUD ("" when only ever the keyboard or the agent)."""
-        return control_text(self.state.can_take_over, self.state.person, self._controller_name())
-
-    def _summary_lines(self, most: int = 6) -> list[str]:
-        """The hold screen's lines: the last ``most`` episodes, then how to leave."""
-        in_folder = getattr(self.env, "directory", None) is not None
-        return summary_lines(self.log, len(self.env.saved), in_folder, most)
-
-    def draw(self) -> None:
-        w, state = self.window, self.state
-        w.draw_frame(self.env.last_frame)
-        surface, rect = w.surface, w.frame_rect
-        hud.draw_hud(surface, w.hud_rect, self.hud_info())
-        now = time.perf_counter()
-        if self.countdown_end is not None and not state.help and not self.holding:
-            left, episode = self.countdown_end - now, self.episodes_done + 1
-            overlays.draw_countdown(surface, rect, left, episode, state.can_take_over)
-        if state.paused and not state.help:
-            overlays.draw_paused(surface, rect)
-        if state.confirm_quit:
-            overlays.draw_quit_question(surface, w.game_rect, self.steps, self.person_steps)
-        if self.holding:
-            overlays.draw_done(surface, w.game_rect, self._summary_lines())
-        if state.help:
-            overlays.draw_keys_help(
-                surface,
-                w.game_rect,
-                self.keymap,
-                self.opts.env_id,
-                self._controller_name(),
-                can_take_over=state.can_take_over,
-                turn_based=self.opts.turn_based,
-            )
-        if self.message and now < self.message_until:
-            hud.draw_message(surface, w.game_rect, self.message)
-        w.flip()
 
 
 __all__ = ["EpisodeLog", "PlayResult", "PlaySession", "SessionOptions"]
