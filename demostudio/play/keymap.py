@@ -36,235 +36,29 @@ pressing RIGHT goes right.
 from __future__ import annotations
 
 import fnmatch
-import itertools
 import json
 import os
-import warnings
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 import gymnasium as gym
-import numpy as np
-import pygame
 
 from demostudio.assets import KEYMAPS
 from demostudio.episode import EpisodeError
 from demostudio.episode.jsonfile import read_json_file
+from demostudio.play.bindings import Binding, KeyMap, describe_keys
+from demostudio.play.keymap_check import KeyMapError, check_action, key_name
 
 MAX_KEYMAP_BYTES = 1024 * 1024
 """Largest key map file read (a full ALE map takes a few KB)."""
 
-# pygame 1 key codes for the arrows (Gymnasium's MountainCar still uses them).
-PYGAME1_KEYS = {273: "up", 274: "down", 275: "right", 276: "left"}
 # Help labels for envs whose own key map has no action meanings.
 ACTION_LABELS = {
     "MountainCar-v*": ("accelerate left", "don't accelerate", "accelerate right"),
 }
 # Arrow keys offered as aliases for W/A/S/D maps (ALE's own maps use W/A/S/D).
 ARROW_ALIASES = {"up": "w", "left": "a", "down": "s", "right": "d"}
-
-
-class KeyMapError(ValueError):
-    """A key map entry that cannot be used; names the file (or source) and the entry."""
-
-    def __init__(self, source: str, entry: str, message: str):
-        self.source = source
-        self.entry = entry
-        super().__init__(f"{source}: {entry}: {message}")
-
-
-def key_name(key: int | str, source: str = "key map", entry: str = "key") -> str:
-    """The canonical pygame key name of a key code or a (case-insensitive) key name.
-
-    Works without pygame.init() (SDL key names do not depend on the display), so the CLI can
-    check key maps headless; pygame's warning about that is silenced."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        if isinstance(key, (int, np.integer)) and not isinstance(key, bool):
-            code = int(key)
-            if code in PYGAME1_KEYS:
-                return PYGAME1_KEYS[code]
-            try:
-                name = pygame.key.name(code)
-            except OverflowError:  # beyond a C int: no key has it
-                name = ""
-            if not name:
-                raise KeyMapError(source, entry, f"expected a pygame key code, got {code}")
-            return name
-        if not isinstance(key, str) or not key:
-            raise KeyMapError(source, entry, f"expected a key name, got {key!r}")
-        if key == " ":
-            return "space"
-        try:
-            return pygame.key.name(pygame.key.key_code(key.lower()))
-        except ValueError:
-            raise KeyMapError(
-                source,
-                entry,
-                f"expected a pygame key name such as 'left', 'a', 'space', 'return', "
-                f"'page up', got {key!r}",
-            ) from None
-
-
-def check_action(
-    action: Any,
-    space: gym.Space,
-    source: str,
-    entry: str,
-    meanings: Sequence[str] | None = None,
-) -> Any:
-    """``action`` as a plain JSON-able value that ``space`` contains, or KeyMapError.
-
-    For Discrete spaces an action may also be named by the env's action meaning (ALE's
-    ``"UPLEFT"``), resolved to its index."""
-    if isinstance(space, gym.spaces.Discrete) and isinstance(action, str):
-        names = list(meanings or [])
-        if action.upper() not in names:
-            shown = ", ".join(names) if names else "none: use action numbers"
-            raise KeyMapError(
-                source,
-                entry,
-                f"expected an action number or one of the env's action names ({shown}), "
-                f"got {action!r}",
-            )
-        action = names.index(action.upper())
-    if isinstance(space, gym.spaces.Discrete):
-        if isinstance(action, bool) or not isinstance(action, (int, np.integer)):
-            raise KeyMapError(source, entry, f"expected an integer action, got {action!r}")
-        if not space.contains(np.int64(action)):
-            raise KeyMapError(
-                source,
-                entry,
-                f"expected an action in {space} ({space.start}..{space.start + space.n - 1}), "
-                f"got {int(action)}",
-            )
-        return int(action)
-    if isinstance(space, gym.spaces.Box):
-        try:
-            arr = np.asarray(action, dtype=space.dtype).reshape(space.shape)
-        except (ValueError, TypeError):
-            raise KeyMapError(
-                source, entry, f"expected an action of shape {space.shape}, got {action!r}"
-            ) from None
-        if not space.contains(arr):
-            raise KeyMapError(source, entry, f"expected an action inside {space}, got {action!r}")
-        return arr.tolist()
-    if isinstance(space, gym.spaces.MultiDiscrete | gym.spaces.MultiBinary):
-        arr = np.asarray(action)
-        if not space.contains(arr.astype(space.dtype)) or arr.shape != space.shape:
-            raise KeyMapError(source, entry, f"expected an action in {space}, got {action!r}")
-        return arr.tolist()
-    raise KeyMapError(
-        source,
-        entry,
-        f"expected a Discrete, Box, MultiDiscrete or MultiBinary action space, got {space}",
-    )
-
-
-@dataclass(frozen=True)
-class Binding:
-    keys: frozenset[str]
-    """The keys that must all be held."""
-    action: Any
-    """The action (int, or a list for Box spaces)."""
-    label: str = ""
-    """What the action does, for the help overlay."""
-
-
-@dataclass(frozen=True)
-class KeyMap:
-    """Keys to actions for one env (see the module docstring)."""
-
-    bindings: tuple[Binding, ...]
-    noop: Any
-    aliases: Mapping[str, str] = field(default_factory=dict)
-    source: str = ""
-    """Where it came from: a file path, ``bundled:<file>`` or ``<env id> get_keys_to_action()``."""
-    name: str = ""
-
-    @property
-    def keys(self) -> frozenset[str]:
-        """Every key this map reacts to, aliases included."""
-        bound = set().union(*(b.keys for b in self.bindings)) if self.bindings else set()
-        return frozenset(bound | set(self.aliases))
-
-    def canonical(self, held: Sequence[str]) -> list[str]:
-        """Held keys this map knows, aliases resolved, in press order (latest press last)."""
-        out: list[str] = []
-        for k in held:
-            k = self.aliases.get(k, k)
-            if k in out:
-                out.remove(k)
-            out.append(k)
-        known = self.keys
-        return [k for k in out if k in known]
-
-    def binding_for(self, held: Sequence[str]) -> Binding | None:
-        keys = self.canonical(held)
-        if not keys:
-            return None
-        order = {k: i for i, k in enumerate(keys)}
-        best, best_score = None, (-1, -1)
-        for b in self.bindings:
-            if b.keys <= order.keys():
-                score = (len(b.keys), max(order[k] for k in b.keys))
-                if score > best_score:
-                    best, best_score = b, score
-        return best
-
-    def action_for(self, held: Sequence[str]) -> Any:
-        """The action for the held keys (press order); ``noop`` when none is bound."""
-        b = self.binding_for(held)
-        return self.noop if b is None else b.action
-
-    def to_json(self) -> dict[str, Any]:
-        """``{"key+key": action}`` (aliases expanded, ``""`` = no key), as stored in episodes."""
-        alts: dict[str, list[str]] = {}
-        for alias, target in self.aliases.items():
-            alts.setdefault(target, []).append(alias)
-        out: dict[str, Any] = {"": self.noop}
-        for b in self.bindings:
-            choices = [[k, *alts.get(k, [])] for k in sorted(b.keys)]
-            for combo in itertools.product(*choices):
-                out.setdefault("+".join(combo), b.action)
-        return out
-
-    def to_document(self) -> dict[str, Any]:
-        """This key map in the key map file format (a template for ``--keymap`` files)."""
-        return {
-            "name": self.name,
-            "noop": self.noop,
-            "bindings": [
-                {"keys": sorted(b.keys, key=_key_order), "action": b.action, "label": b.label}
-                for b in self.bindings
-            ],
-            "aliases": dict(self.aliases),
-        }
-
-    def help_rows(self) -> list[tuple[str, str]]:
-        """(keys, what they do) for the help overlay, one row per binding."""
-        alts: dict[str, list[str]] = {}
-        for alias, target in self.aliases.items():
-            alts.setdefault(target, []).append(alias)
-        rows = []
-        for b in sorted(self.bindings, key=lambda b: (len(b.keys), str(b.action))):
-            keys = " + ".join(
-                "/".join(x.upper() for x in [k, *alts.get(k, [])])
-                for k in sorted(b.keys, key=_key_order)
-            )
-            rows.append((keys, b.label or f"action {b.action}"))
-        return rows
-
-
-# ---- loading ---------------------------------------------------------------------------------
-
-
-def _key_order(key: str) -> tuple[int, str]:
-    """Help shows direction keys first (up, down, left, right), then the rest, fire last."""
-    rank = {"up": 0, "w": 0, "down": 1, "s": 1, "left": 2, "a": 2, "right": 3, "d": 3}
-    return (rank.get(key, 5 if key == "space" else 4), key)
 
 
 def _space_kind(space: gym.Space) -> str:
@@ -433,10 +227,6 @@ def resolve_keymap(env: gym.Env, env_id: str, user_file: str | Path | None = Non
             "matches it; give one with --keymap FILE (format: see demostudio/play/keymap.py)",
         )
     return km
-
-
-def describe_keys(keys: Iterable[str]) -> str:
-    return "+".join(k.upper() for k in keys) or "-"
 
 
 __all__ = [
