@@ -87,7 +87,7 @@ def _histogram_text(actions: dict[str, int] | None) -> str:
 
 def cmd_quality(args: argparse.Namespace) -> int:
     from demostudio.cli import CommandError
-    from demostudio.cli.library_cmds import format_table
+    from demostudio.cli.table import format_table
     from demostudio.episode.quality import assess
 
     cfg = dataclass_from_args(QualityConfig, args)
