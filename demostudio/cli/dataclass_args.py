@@ -14,25 +14,17 @@ groups a user needs first at the top (:data:`GROUP_ORDER`). Every command's pars
 from __future__ import annotations
 
 import argparse
-import ast
-import bisect
 import dataclasses
-import difflib
 import inspect
-import itertools
 import math
 import re
 import types
-from functools import cache
 from pathlib import Path
-from typing import Any, Literal, NamedTuple, Union, get_args, get_origin, get_type_hints
+from typing import Any, Literal, Union, get_args, get_origin, get_type_hints
 
+from demostudio.cli.command_parser import CommandParser, close_matches, did_you_mean
+from demostudio.cli.field_layout import GROUP_HEADER, FieldLayout, field_docs, field_layouts
 from demostudio.episode.schema import MAX_GIVEN_SEED
-
-GROUP_HEADER = re.compile(r"#\s*---\s*(?P<title>[^-].*?)\s*-*\s*$")
-"""A comment header in a config class, ``# --- replay ---``: the fields below it, up to the
-next header, are one group of the help (as STYLE has a config's fields grouped under comment
-headers). ``# --- algorithm: PPO loss ---`` is a group of its own listed with ``algorithm``."""
 
 GROUP_ORDER = (
     "run",
@@ -46,97 +38,6 @@ GROUP_ORDER = (
 )
 """Groups of the help in this order (a title ``X: ...`` where X is), the ones a user needs
 first at the top; other titles follow in the order their fields come."""
-
-
-class FieldLayout(NamedTuple):
-    doc: str | None
-    """The docstring under the field (None: none there)."""
-    group: str | None
-    """The header above the field in its class (None: none there)."""
-
-
-@cache
-def _file_layout(filename: str) -> dict[str, dict[str, FieldLayout]]:
-    """Class qualname -> field -> layout, for every class in the file (read and parsed once,
-    however many classes and commands use it)."""
-    try:
-        source = Path(filename).read_text(encoding="utf-8")
-        tree = ast.parse(source)
-    except (OSError, SyntaxError, ValueError):
-        return {}
-    headers = [
-        (number, m["title"])
-        for number, text in enumerate(source.splitlines(), 1)
-        if (m := GROUP_HEADER.match(text.strip()))
-    ]
-    lines = [line for line, _ in headers]
-    classes: dict[str, dict[str, FieldLayout]] = {}
-
-    def visit(body: list[ast.stmt], prefix: str) -> None:
-        for node in body:
-            if isinstance(node, ast.ClassDef):
-                classes[prefix + node.name] = _class_layout(node, headers, lines)
-                visit(node.body, f"{prefix}{node.name}.")
-            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                visit(node.body, f"{prefix}{node.name}.<locals>.")
-
-    visit(tree.body, "")
-    return classes
-
-
-def _class_layout(
-    node: ast.ClassDef, headers: list[tuple[int, str]], lines: list[int]
-) -> dict[str, FieldLayout]:
-    out: dict[str, FieldLayout] = {}
-    body = [*node.body, None]
-    in_docs = {
-        line
-        for stmt in node.body
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)
-        for line in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)
-    }
-    for stmt, nxt in itertools.pairwise(body):
-        if not (isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name)):
-            continue
-        doc = None
-        if (
-            isinstance(nxt, ast.Expr)
-            and isinstance(nxt.value, ast.Constant)
-            and isinstance(nxt.value.value, str)
-        ):
-            doc = " ".join(nxt.value.value.split())
-        i = bisect.bisect_left(lines, stmt.lineno) - 1
-        while i >= 0 and lines[i] in in_docs:  # a header's text quoted in a docstring
-            i -= 1
-        group = headers[i][1] if i >= 0 and lines[i] > node.lineno else None
-        out[stmt.target.id] = FieldLayout(doc, group)
-    return out
-
-
-@cache
-def field_layouts(cls: type) -> dict[str, FieldLayout]:
-    """Each field's docstring and group, for ``cls`` and its dataclass bases: a field
-    declared again in a subclass without a docstring (a new default) keeps its base's help,
-    and without a header above it keeps its base's group."""
-    merged: dict[str, FieldLayout] = {}
-    for klass in reversed(cls.__mro__):
-        if not dataclasses.is_dataclass(klass):
-            continue
-        try:
-            filename = inspect.getsourcefile(klass)
-        except TypeError:  # a built-in
-            continue
-        if filename is None:
-            continue
-        for name, here in _file_layout(filename).get(klass.__qualname__, {}).items():
-            before = merged.get(name, FieldLayout(None, None))
-            merged[name] = FieldLayout(here.doc or before.doc, here.group or before.group)
-    return merged
-
-
-def field_docs(cls: type) -> dict[str, str]:
-    """Docstrings written under dataclass fields, for ``cls`` and its dataclass bases."""
-    return {name: lay.doc for name, lay in field_layouts(cls).items() if lay.doc}
 
 
 def _group_rank(title: str, first_seen: int) -> tuple[int, int]:
@@ -353,43 +254,6 @@ def dataclass_from_values(cls: type, values: dict[str, Any]) -> Any:
             value = get_origin(tp)(convert(x) for x in value)
         kwargs[f.name] = value
     return cls(**kwargs)
-
-
-def close_matches(word: str, candidates: Any, n: int = 3) -> list[str]:
-    """Up to ``n`` of ``candidates`` that look like ``word`` (a typo, another case), best
-    first: the rule env ids are matched by (``demostudio.episode.envs.closest_ids``)."""
-    by_lower = {str(c).lower(): str(c) for c in candidates}
-    found = difflib.get_close_matches(str(word).lower(), list(by_lower), n=n, cutoff=0.75)
-    return [by_lower[m] for m in found]
-
-
-def did_you_mean(word: str, candidates: Any) -> str:
-    """``did you mean 'r2d3'?`` for the closest candidate, else ``choose from a, b, c``."""
-    close = close_matches(word, candidates, n=1)
-    if close:
-        return f"did you mean {close[0]!r}?"
-    return "choose from " + ", ".join(map(str, candidates))
-
-
-class CommandParser(argparse.ArgumentParser):
-    """The parser of every command: a usage error is one line (``demostudio record: error:
-    ...``, exit 2), never the usage block; a value outside a flag's choices (a command, an
-    algorithm, ``--policy``) names the closest choice, else the choices."""
-
-    def error(self, message: str) -> Any:
-        hint = (
-            ""
-            if "did you mean" in message or "invalid choice" in message
-            else f" (`{self.prog} --help` lists them)"
-        )
-        self.exit(2, f"{self.prog}: error: {message}{hint}\n")
-
-    def _check_value(self, action: argparse.Action, value: Any) -> None:
-        # argparse's hook for choices (its message lists every choice in quotes)
-        if action.choices is not None and value not in action.choices:
-            raise argparse.ArgumentError(
-                action, f"invalid choice: {value!r} ({did_you_mean(value, action.choices)})"
-            )
 
 
 def config_parser(cls: type, prog: str, description: str | None = None) -> argparse.ArgumentParser:
