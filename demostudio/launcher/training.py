@@ -7,8 +7,6 @@ watch, coach and evaluate are their commands, each shown in the panel as it was 
 
 from __future__ import annotations
 
-import shutil
-import sys
 import threading
 import time
 from pathlib import Path
@@ -19,9 +17,10 @@ from demostudio.launcher.algorithms import AlgoInfo, AlgorithmCatalog
 from demostudio.launcher.curve import demo_bands
 from demostudio.launcher.demoset import DemoScan
 from demostudio.launcher.games import recordings_folder
-from demostudio.launcher.jobs import RUN_KINDS, Job, Jobs, interrupt, stop_run
+from demostudio.launcher.jobs import RUN_KINDS, Job, Jobs, interrupt
 from demostudio.launcher.progress import Progress
-from demostudio.launcher.runs import CONSOLE_FILE, RunReader, RunRow, console_tail, run_folders
+from demostudio.launcher.run_actions import RunActions
+from demostudio.launcher.runs import CONSOLE_FILE, RunReader, console_tail, run_folders
 from demostudio.launcher.train_panel import TrainAction, TrainState
 from demostudio.ui.settings import user_data_folder
 
@@ -53,7 +52,7 @@ def new_run_dir(root: Path, algo: str, env_id: str, now: float | None = None) ->
     return path
 
 
-class Trainer:
+class Trainer(RunActions):
     """The Train panel of one game: its state and the processes it started."""
 
     def __init__(
@@ -278,88 +277,6 @@ class Trainer:
         self.refresh(keep=run_dir)
         return run_dir
 
-    def _info(self, row: RunRow) -> AlgoInfo | None:
-        info = next((a for a in self.state.algos if a.name == row.algo), None)
-        if info is None:
-            self.state.say(f"{row.name}: {row.algo!r} is not a registered algorithm", error=True)
-        return info
-
-    def _idle(self, row: RunRow, what: str) -> bool:
-        if row.active:
-            self.state.say(f"{row.name} is {row.status}: stop it before you {what}", error=True)
-            return False
-        return True
-
-    def _stop(self, row: RunRow) -> None:
-        why = stop_run(row.path)
-        self.state.say(
-            why or f"Stopping {row.name} (Ctrl-C): it saves its final checkpoint", error=bool(why)
-        )
-        self.refresh()
-
-    def _resume(self, row: RunRow) -> None:
-        info = self._info(row)
-        if info is None or not self._idle(row, "resume it"):
-            return
-        if not info.resumable:
-            self.state.say(f"{info.name} trains in one go and has no --resume", error=True)
-            return
-        if row.checkpoint is None:
-            self.state.say(f"{row.name} has no checkpoint to resume from", error=True)
-            return
-        more = commands.extension(info, row.done, row.budget, self.state.budgets[info.name])
-        self._spawn_run("train", commands.resume_words(info, row.path, more), row)
-
-    def _coach(self, row: RunRow) -> None:
-        info = self._info(row)
-        if info is None or not self._idle(row, "coach it"):
-            return
-        if not info.coachable:
-            able = ", ".join(a.name for a in self.state.algos if a.coachable)
-            self.state.say(
-                f"{info.name} has no demo replay for corrections: coach works with {able}",
-                error=True,
-            )
-            return
-        more = commands.extension(info, row.done, row.budget, self.state.budgets[info.name])
-        self._spawn_run("coach", commands.coach_words(info, row.path, self.state.player, more), row)
-
-    def _spawn_run(self, kind: str, words: list[str], row: RunRow) -> None:
-        job = self.jobs.spawn(kind, words, row.path / CONSOLE_FILE, row.path)
-        self.state.say(f"Started {job.command}")
-        self.refresh()
-
-    def _checkpoint(self, row: RunRow) -> Path | None:
-        if row.checkpoint is None:
-            self.state.say(f"{row.name} has no checkpoint yet", error=True)
-        return row.checkpoint
-
-    def _watch(self, row: RunRow) -> None:
-        ckpt = self._checkpoint(row)
-        if ckpt is not None:
-            words = commands.watch_words(ckpt, self.state.player)
-            job = self.jobs.spawn("watch", words, row.path / "watch.log", row.path)
-            self.state.say(f"Watching: {job.command}  (T takes over)")
-
-    def _evaluate(self, row: RunRow) -> None:
-        ckpt = self._checkpoint(row)
-        if ckpt is not None:
-            job = self.jobs.spawn(
-                "evaluate", commands.evaluate_words(ckpt), row.path / "evaluate.log", row.path
-            )
-            self.state.notes[row.path] = f"evaluating: {job.command}"
-            self.state.say(f"Evaluating: {job.command}")
-
-    def _folder(self, row: RunRow) -> None:
-        opener = _file_manager()
-        if opener is None:
-            self.state.say(f"Run folder: {row.path}")
-            return
-        job = self.jobs.spawn(
-            "open", [opener, str(row.path)], row.path / "open.log", row.path, demostudio=False
-        )
-        self.state.say(f"Run folder: {row.path}  ({job.command})")
-
     def shown_command(self, run: Path | None) -> str:
         """The command the view shows: the opened run's process, else what Start runs."""
         row = next((r for r in self.state.runs if r.path == run), None)
@@ -390,14 +307,6 @@ class Trainer:
 def _read_bands(bands: dict, path: Path, demos: tuple[str, ...]) -> None:
     """The demos' returns of a run, read in the background (a run may name many files)."""
     bands[path] = (*demo_bands(demos), demos)
-
-
-def _file_manager() -> str | None:
-    """The desktop's "open this folder" command, when a person can see windows."""
-    from demostudio.ui.display import shows_windows
-
-    name = "open" if sys.platform == "darwin" else "xdg-open"
-    return name if shows_windows() and shutil.which(name) else None
 
 
 def _last_line(log: Path, containing: str) -> str:
