@@ -77,7 +77,8 @@ def checkpoint_play(path: Path, episodes: int, seed: int) -> dict[str, Any]:
                 if last is not None:
                     policy.observe(np.array([last[0]]), np.array([last[1]]))
                 batch = {k: v[None] for k, v in preprocess.one(obs).items()}
-                q = policy.step_network(batch).heads["q"][0, 0].numpy()
+                heads = policy.step_network(batch).heads  # Q values, or BC's logits
+                q = next(iter(heads.values()))[0, 0].numpy()
                 action = int(q.argmax())
                 nxt, reward, term, trunc, _ = env.step(action)
                 still = _unchanged(obs, nxt, reward, term or trunc)
