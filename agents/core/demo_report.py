@@ -26,6 +26,11 @@ def demo_report(demos: Any, given: Sequence[str | os.PathLike]) -> list[str]:
     recorded = sum(len(e) for e in demos.episodes)
     of = f" of {recorded} recorded" if recorded != demos.steps else ""
     lines = [f"demos: {len(sums)} episodes, {demos.steps} steps{of} from {where}{who}"]
+    if demos.unchanged:
+        lines.append(
+            f"demos: {demos.unchanged} steps changed nothing (a pause, a press or a move that "
+            "did nothing) and are not learned from (--demo-unchanged-steps learn keeps them)"
+        )
     kinds: dict[str, list[Path]] = {"bad": [], "early": [], "recovered": [], "idle": []}
     for s in sums:
         if "bad" in s.tags:

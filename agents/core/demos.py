@@ -41,6 +41,7 @@ from agents.core.sequences import (
     concat_batches,
     take,
 )
+from agents.core.unchanged import check_unchanged_choice, skip_unchanged
 
 if TYPE_CHECKING:
     from agents.core.context import RunContext
@@ -68,6 +69,9 @@ class DemoSet(NamedTuple):
     """``[T]`` bool per episode: its demonstration steps (None: every step of every one)."""
     summaries: list[EpisodeSummary] | None = None
     """The files' metadata, read while checking them (None: not kept)."""
+    unchanged: int = 0
+    """Demonstration steps left out of learning for changing nothing (see
+    :mod:`agents.core.unchanged`)."""
 
     def mask(self, i: int) -> np.ndarray:
         if self.masks is None:
@@ -84,8 +88,9 @@ class DemoSet(NamedTuple):
         masks = None if self.masks is None else [self.masks[i] for i in index]
         sums = None if self.summaries is None else [self.summaries[i] for i in index]
         return DemoSet(
-            [self.paths[i] for i in index], [self.episodes[i] for i in index], masks, sums
-        )
+            [self.paths[i] for i in index], [self.episodes[i] for i in index], masks, sums,
+            self.unchanged,
+        )  # fmt: skip
 
 
 def demo_mask(episode: EpisodeData, demo_steps: str = "person") -> np.ndarray:
@@ -171,9 +176,12 @@ def load_demos(
     env: gym.Env,
     accept_env_id: str | None = None,
     demo_steps: str = "person",
+    unchanged: str = "skip",
 ) -> DemoSet:
     """Find, check and load the demo episodes under ``paths`` (files or folders), each with
-    the mask of its demonstration steps (``demo_steps``: see :func:`demo_mask`)."""
+    the mask of its demonstration steps (``demo_steps``: see :func:`demo_mask`), less the
+    steps that changed nothing unless ``unchanged`` is ``learn`` (:mod:`agents.core.unchanged`)."""
+    check_unchanged_choice(unchanged)
     files = find_episodes(list(paths))
     if not files:
         raise FileNotFoundError(
@@ -181,7 +189,11 @@ def load_demos(
         )
     summaries = [check_demo(p, env_id, env, accept_env_id) for p in files]
     episodes = [load_episode(p) for p in files]
-    return DemoSet(files, episodes, [demo_mask(e, demo_steps) for e in episodes], summaries)
+    masks = [demo_mask(e, demo_steps) for e in episodes]
+    if unchanged == "learn":
+        return DemoSet(files, episodes, masks, summaries)
+    masks, skipped = skip_unchanged(episodes, masks)
+    return DemoSet(files, episodes, masks, summaries, skipped)
 
 
 @torch.no_grad()
@@ -276,11 +288,14 @@ class DemoFiles(NamedTuple):
     """``--demo-env-override``: the env id the demos may have been recorded on instead."""
     steps: str
     """``--demo-steps``: ``person`` or ``all``."""
+    unchanged: str = "skip"
+    """``--demo-unchanged-steps``: ``skip`` or ``learn``."""
 
     @classmethod
     def of(cls, cfg: DemoConfig) -> DemoFiles:
         env = cfg.env if isinstance(cfg, RunConfig) else None
-        return cls(tuple(cfg.demos or ()), env, cfg.demo_env_override, cfg.demo_steps)
+        which = (cfg.demo_env_override, cfg.demo_steps, cfg.demo_unchanged_steps)
+        return cls(tuple(cfg.demos or ()), env, *which)
 
 
 class DemoReplaySpec(NamedTuple):
@@ -315,7 +330,9 @@ def context_demos(files: DemoFiles, ctx: RunContext, env: gym.Env | None = None)
     """The demos of ``files`` checked against the run's env, or ``env`` where the run's
     adds leaves the recordings lack (counts into ``ctx.extras``)."""
     env = ctx.env if env is None else env
-    demos = load_demos(files.paths, files.env_id, env, files.accept_env_id, files.steps)
+    demos = load_demos(
+        files.paths, files.env_id, env, files.accept_env_id, files.steps, files.unchanged
+    )
     ctx.extras["demo_episodes"] = len(demos.paths)
     ctx.extras["demo_steps"] = demos.steps
     ctx.extras["demo_report"] = demo_report(demos, files.paths)  # printed once the run starts

@@ -24,6 +24,12 @@ class DemoConfig(ConfigGroup):
     burn-in context; a keyboard recording is all the person's anyway), and every step of a
     file no person acted in (a script's or an agent's demos). all: every step of every file,
     the agent's steps in take-over files too."""
+    demo_unchanged_steps: Literal["skip", "learn"] = "skip"
+    """Demo steps that changed nothing (the next observation equals this one, no reward, the
+    episode goes on: a pause, a press that did nothing, a walk into a wall). skip: not
+    learned from (the recurrent state still reads them): they teach only waiting, and a
+    greedy policy that copies a wait loops on it until the time limit. learn: learned like
+    every other step."""
 
     demos_required: ClassVar[bool] = True
     """A run needs --demos (False: ``demostudio coach``, whose corrections fill them;
@@ -31,5 +37,10 @@ class DemoConfig(ConfigGroup):
     replay)."""
 
     def check(self) -> None:
+        if self.demo_unchanged_steps not in ("skip", "learn"):
+            raise ValueError(
+                "--demo-unchanged-steps: expected one of ['skip', 'learn'], "
+                f"got {self.demo_unchanged_steps!r}"
+            )
         if self.demos_required and not self.demos:
             raise ValueError("--demos: expected at least one demo file or folder, got none")
