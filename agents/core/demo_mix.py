@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from agents.core.config import DemoMixConfig
-from agents.core.demos import DemoReplaySpec, demo_source
+from agents.core.demo_buffer import DemoReplaySpec, demo_source
 from agents.core.mixing import DataSource, LinearSchedule
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ from __future__ import annotations
 from agents.core.agent import Phase
 from agents.core.batch import Loss
 from agents.core.context import RunContext
-from agents.core.demos import DemoReplaySpec, build_demo_replay
+from agents.core.demo_buffer import DemoReplaySpec, build_demo_replay
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay
 from agents.core.run import TrainResult, train

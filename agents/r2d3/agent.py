@@ -13,8 +13,8 @@ from agents.core.agent import EnvInfo
 from agents.core.batch import Loss
 from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
+from agents.core.demo_buffer import DemoReplaySpec
 from agents.core.demo_mix import DemoMix
-from agents.core.demos import DemoReplaySpec
 from agents.core.footprint import Sizes, Store
 from agents.core.mixing import DataSource
 from agents.core.replay import PrioritizedSequenceReplay

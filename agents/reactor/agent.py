@@ -26,8 +26,8 @@ from agents.core.agent import Agent, EnvInfo, Phase, replay_ratio_phase
 from agents.core.batch import Loss
 from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
+from agents.core.demo_buffer import DemoReplaySpec
 from agents.core.demo_mix import DemoMix
-from agents.core.demos import DemoReplaySpec
 from agents.core.footprint import Sizes
 from agents.core.mirror import has_reflection
 from agents.core.mixing import DataSource, LinearSchedule

@@ -7,8 +7,8 @@ from functools import partial
 from agents.core.batch import Loss
 from agents.core.config import DemoMixConfig
 from agents.core.context import RunContext
+from agents.core.demo_buffer import DemoReplaySpec
 from agents.core.demo_mix import DemoMix
-from agents.core.demos import DemoReplaySpec
 from agents.core.mixing import DataSource
 from agents.core.run import TrainResult, train
 from agents.r2d2.agent import R2D2
