@@ -28,6 +28,7 @@ import numpy as np
 import torch
 
 from agents.core.config import DemoConfig, RunConfig
+from agents.core.config.demos import check_unchanged_choice
 from agents.core.demo_report import demo_report
 from agents.core.networks import RecurrentNetwork
 from agents.core.policy import BatchPolicy, EpsilonGreedy
@@ -39,7 +40,7 @@ from agents.core.sequences import (
     concat_batches,
     take,
 )
-from agents.core.unchanged import check_unchanged_choice, skip_unchanged
+from agents.core.unchanged import skip_unchanged
 
 if TYPE_CHECKING:
     from agents.core.context import RunContext

@@ -17,24 +17,10 @@ leaves learning from them as it is.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
 
 import numpy as np
 
-from demostudio.episode import EpisodeData
-
-UNCHANGED_STEPS = ("skip", "learn")
-"""``--demo-unchanged-steps``: leave the steps that changed nothing out of learning, or learn
-from them like any other."""
-
-
-def _leaves(obs: Any) -> list[np.ndarray]:
-    """Every array of a (nested dict / tuple) observation, ``[T+1, ...]`` each."""
-    if isinstance(obs, dict):
-        return [leaf for k in sorted(obs) for leaf in _leaves(obs[k])]
-    if isinstance(obs, (tuple, list)):
-        return [leaf for part in obs for leaf in _leaves(part)]
-    return [np.asarray(obs)]
+from demostudio.episode import EpisodeData, observation_leaves
 
 
 def unchanged_steps(episode: EpisodeData) -> np.ndarray:
@@ -45,7 +31,7 @@ def unchanged_steps(episode: EpisodeData) -> np.ndarray:
     if n == 0:
         return np.zeros(0, bool)
     same = (episode.rewards == 0) & ~episode.terminations & ~episode.truncations
-    for leaf in _leaves(episode.observations):
+    for leaf in map(np.asarray, observation_leaves(episode.observations)):
         if len(leaf) != n + 1:
             raise ValueError(f"expected {n + 1} observations for {n} steps, got {len(leaf)}")
         same &= (leaf[1:].reshape(n, -1) == leaf[:-1].reshape(n, -1)).all(axis=1)
@@ -61,12 +47,4 @@ def skip_unchanged(
     return [m & ~s for m, s in zip(masks, still)], sum(int(s.sum()) for s in still)
 
 
-def check_unchanged_choice(value: str) -> None:
-    """ValueError naming the flag unless ``value`` is one of :data:`UNCHANGED_STEPS`."""
-    if value not in UNCHANGED_STEPS:
-        raise ValueError(
-            f"--demo-unchanged-steps: expected one of {list(UNCHANGED_STEPS)}, got {value!r}"
-        )
-
-
-__all__ = ["UNCHANGED_STEPS", "check_unchanged_choice", "skip_unchanged", "unchanged_steps"]
+__all__ = ["skip_unchanged", "unchanged_steps"]

@@ -36,7 +36,13 @@ from .schema import (
     env_folder_name,
 )
 from .spaces import index_nested, space_from_json, space_to_json
-from .verify import Divergence, VerifyResult, describe_difference, verify_episode
+from .verify import (
+    Divergence,
+    VerifyResult,
+    describe_difference,
+    observation_leaves,
+    verify_episode,
+)
 from .writer import EpisodeWriter
 
 __all__ = [
@@ -74,6 +80,7 @@ __all__ = [
     "load_episode",
     "make_env",
     "make_env_with_kwargs",
+    "observation_leaves",
     "open_episode",
     "person_mask",
     "read_summary",

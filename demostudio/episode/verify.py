@@ -45,12 +45,12 @@ class VerifyResult:
         return f"{self.path}: diverges {where} in {d.field}: {d.detail}"
 
 
-def _leaves_of(value: Any) -> list[Any]:
-    """The leaves of a nested observation (dict keys sorted, tuples in order)."""
+def observation_leaves(value: Any) -> list[Any]:
+    """The leaves of a nested observation (dict keys sorted, tuples and lists in order)."""
     if isinstance(value, dict):
-        return [x for k in sorted(value) for x in _leaves_of(value[k])]
-    if isinstance(value, tuple):
-        return [x for v in value for x in _leaves_of(v)]
+        return [x for k in sorted(value) for x in observation_leaves(value[k])]
+    if isinstance(value, (tuple, list)):
+        return [x for v in value for x in observation_leaves(v)]
     return [value]
 
 
@@ -63,7 +63,7 @@ def describe_difference(stored: Any, live: Any, image_tolerance: float | None = 
     (floats within rtol 1e-5 / atol 1e-6, everything else exactly). With ``image_tolerance``,
     uint8 images (2+ dims) match when their mean absolute difference is at most that (for
     observations that went through a lossy codec elsewhere)."""
-    a_leaves, b_leaves = _leaves_of(stored), _leaves_of(live)
+    a_leaves, b_leaves = observation_leaves(stored), observation_leaves(live)
     if len(a_leaves) != len(b_leaves):
         return f"stored {len(a_leaves)} leaves, re-simulated {len(b_leaves)}"
     for i, (a, b) in enumerate(zip(a_leaves, b_leaves)):

@@ -8,6 +8,18 @@ from typing import ClassVar, Literal
 
 from agents.core.config.base import ConfigGroup
 
+UNCHANGED_STEPS = ("skip", "learn")
+"""``--demo-unchanged-steps``: leave the demo steps that changed nothing out of learning, or
+learn from them like any other."""
+
+
+def check_unchanged_choice(value: str) -> None:
+    """ValueError naming the flag unless ``value`` is one of :data:`UNCHANGED_STEPS`."""
+    if value not in UNCHANGED_STEPS:
+        raise ValueError(
+            f"--demo-unchanged-steps: expected one of {list(UNCHANGED_STEPS)}, got {value!r}"
+        )
+
 
 @dataclass
 class DemoConfig(ConfigGroup):
@@ -37,10 +49,6 @@ class DemoConfig(ConfigGroup):
     replay)."""
 
     def check(self) -> None:
-        if self.demo_unchanged_steps not in ("skip", "learn"):
-            raise ValueError(
-                "--demo-unchanged-steps: expected one of ['skip', 'learn'], "
-                f"got {self.demo_unchanged_steps!r}"
-            )
+        check_unchanged_choice(self.demo_unchanged_steps)
         if self.demos_required and not self.demos:
             raise ValueError("--demos: expected at least one demo file or folder, got none")
