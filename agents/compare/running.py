@@ -58,7 +58,7 @@ def run_one(spec: RunSpec) -> RunSummary:
             remove_made(made)
         raise
     wall = time.perf_counter() - t0
-    agent = restore_agent(result.run_dir, "cpu", 0.0, spec.seed)
+    agent = restore_agent(result.run_dir, "cpu", None, spec.seed)  # as its evaluations played
     env = agent.make_env()
     try:
         final = run_episodes(

@@ -19,9 +19,11 @@ from agents.core.config import (
     DemoConfig,
     InteractConfig,
     ReplayConfig,
+    RunConfig,
     config_to_dict,
 )
 from agents.core.context import EnvInfo, PoolSettings, RunContext
+from agents.core.evaluate import default_eval_epsilon
 from agents.core.gate import DeployGate
 from agents.core.learner import Learner, Optim
 from agents.core.logger import RunLogger
@@ -75,6 +77,8 @@ def build_run(agent: Agent, env: gym.Env, run_dir: Path, device: torch.device,
         )
     info = EnvInfo(cfg.env, env, make_preprocessor(env.observation_space))
     agent.configure(info)
+    if isinstance(cfg, RunConfig) and cfg.eval_epsilon is None:
+        cfg.eval_epsilon = default_eval_epsilon(info.preprocess.spec)
     check_memory(agent, info)
     networks = build_networks(agent, info, run_dir, payload)
     learner = Learner(networks, device, agent.loss(), agent.target_rules(),

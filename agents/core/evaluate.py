@@ -32,8 +32,22 @@ from agents.core.context import RunContext
 from agents.core.controller import AgentController
 from agents.core.gate import lengthen
 from agents.core.policy import BatchPolicy
+from agents.core.preprocess import ObsSpec, spatial_leaves
 
 GoalRule = Literal["terminated", "terminated_positive"]
+
+SPATIAL_EVAL_EPSILON = 0.05
+"""``--eval-epsilon``'s default with a grid or image observation: an action that changes
+nothing there (a wall, a pickup facing nothing, a paddle at the edge) leaves the observation
+as it was, so a greedy policy that picks it once can pick it to the time limit. DQN's Atari
+evaluations use the same 0.05."""
+
+
+def default_eval_epsilon(spec: ObsSpec) -> float:
+    """``--eval-epsilon``'s default for an observation spec (see SPATIAL_EVAL_EPSILON; 0,
+    greedy, with vector observations only)."""
+    return SPATIAL_EVAL_EPSILON if spatial_leaves(spec) else 0.0
+
 
 GOALS: dict[str, GoalRule] = {
     "MountainCar": "terminated",
@@ -164,8 +178,10 @@ def evaluate(
 
 __all__ = [
     "GOALS",
+    "SPATIAL_EVAL_EPSILON",
     "EvalResult",
     "GoalRule",
+    "default_eval_epsilon",
     "evaluate",
     "goal_rule",
     "reached_goal",

@@ -84,6 +84,11 @@ ObsSpec = dict[str, Leaf]
 """Leaf name -> Leaf; the names are the Dict keys, or ``obs`` for a single leaf."""
 
 
+def spatial_leaves(spec: ObsSpec) -> list[str]:
+    """The names of the image and grid leaves of ``spec`` (``frame``, ``grid``)."""
+    return [name for name, leaf in spec.items() if leaf.kind in ("frame", "grid")]
+
+
 def is_frame_stack(shape: tuple[int, ...]) -> bool:
     """``[k, H, W]`` with a few channels first and H, W >= 32: stacked gray frames."""
     return len(shape) == 3 and 1 <= shape[0] <= 16 and min(shape[1:]) >= 32

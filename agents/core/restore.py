@@ -15,6 +15,7 @@ import torch
 from agents.core.checkpoint import CheckpointError, build_checked, check_weights, load_checkpoint
 from agents.core.config import config_from_dict
 from agents.core.controller import AgentController
+from agents.core.evaluate import default_eval_epsilon
 from agents.core.gate import deployed_summary, deployed_weights
 from agents.core.networks import NetworkSpec, RecurrentNetwork
 from agents.core.policy import BatchPolicy
@@ -43,9 +44,11 @@ class RestoredAgent(NamedTuple):
 def restore_agent(
     path: str | os.PathLike,
     device: str | torch.device = "cpu",
-    epsilon: float = 0.0,
+    epsilon: float | None = None,
     seed: int | None = None,
 ) -> RestoredAgent:
+    """The agent a checkpoint holds, playing with exploration ``epsilon`` (None: its run's
+    ``--eval-epsilon``, so it plays as the run's evaluations did)."""
     # Playing steps one small network a step at a time: torch's default of a thread per core
     # only adds contention (and collapses on a busy machine), as training found
     torch.set_num_threads(1)
@@ -75,6 +78,8 @@ def restore_agent(
             where, f"expected network weights matching its spec and config, got {why}"
         ) from None
     check_env(where, agent, env_id, spec)
+    if epsilon is None:
+        epsilon = run_eval_epsilon(where, agent.cfg.eval_epsilon, spec.obs_spec)
     device = torch.device(device)
     policy = BatchPolicy(
         net.requires_grad_(False), agent.eval_selector(epsilon), 1, device,
@@ -87,6 +92,17 @@ def restore_agent(
         payload.get("interrupted") is True,
         None if deployed is None else deployed_summary(payload),
     )  # fmt: skip
+
+
+def run_eval_epsilon(where: str, saved: Any, spec: ObsSpec) -> float:
+    """A checkpoint's ``eval_epsilon``: the saved value, checked, or the default for its
+    observations when its config has none."""
+    if saved is None:
+        return default_eval_epsilon(spec)
+    if isinstance(saved, bool) or not isinstance(saved, (int, float)) or not 0 <= saved <= 1:
+        expected = f"expected a number in [0, 1], got {saved!r}"
+        raise CheckpointError(where, expected, "config.eval_epsilon")
+    return float(saved)
 
 
 def check_env(where: str, agent: Any, env_id: str, spec: NetworkSpec) -> None:

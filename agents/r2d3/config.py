@@ -14,7 +14,7 @@ from agents.core.config import (
     require,
     require_unit,
 )
-from agents.core.preprocess import ObsSpec
+from agents.core.preprocess import ObsSpec, spatial_leaves
 from agents.core.replay import ReplayKind
 from agents.r2d2.config import R2D2Config
 
@@ -78,7 +78,7 @@ class R2D3Config(
 
 def default_margin_weight(spec: ObsSpec) -> float:
     """``--lambda-margin``'s default for an observation spec (see R2D3Config)."""
-    return 1.0 if any(leaf.kind in ("grid", "frame") for leaf in spec.values()) else 0.0
+    return 1.0 if spatial_leaves(spec) else 0.0
 
 
 __all__ = ["EpisodeMemoryConfig", "R2D3Config", "default_margin_weight"]

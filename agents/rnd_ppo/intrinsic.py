@@ -17,6 +17,7 @@ import torch
 from agents.core.agent import EnvInfo
 from agents.core.batch import TorchBatch
 from agents.core.obs_norm import random_policy_observations
+from agents.core.preprocess import spatial_leaves
 from agents.core.sequences import SequenceBatch
 from agents.rnd_ppo.config import RNDPPOConfig
 from agents.rnd_ppo.full_grid import FULL_GRID
@@ -40,7 +41,7 @@ def rnd_leaf(cfg: RNDPPOConfig, info: EnvInfo) -> str:
         return cfg.rnd_leaf
     if len(spec) == 1:
         return next(iter(spec))
-    images = [k for k, leaf in spec.items() if leaf.kind in ("frame", "grid")]
+    images = spatial_leaves(spec)
     if len(images) != 1:
         raise ValueError(
             f"--rnd-leaf: expected a leaf name for observations of {sorted(spec)}, got none"

@@ -28,20 +28,21 @@ class EvaluateConfig:
     """A checkpoint file (.pt) or a run folder (its final or newest checkpoint)."""
     episodes: int = 10
     """Episodes to play."""
-    epsilon: float = 0.0
-    """Exploration epsilon (0 = greedy)."""
+    epsilon: float | None = None
+    """Exploration epsilon (0: greedy; default: the run's --eval-epsilon, as its evaluations
+    played)."""
     seed: int = 0
     """Reset seed of the first episode (then seed+1, ...)."""
     device: Literal["auto", "cpu", "cuda"] = "auto"
     """Torch device."""
 
 
-def _check_epsilon(epsilon: float) -> None:
-    if not 0.0 <= epsilon <= 1.0:
+def _check_epsilon(epsilon: float | None) -> None:
+    if epsilon is not None and not 0.0 <= epsilon <= 1.0:
         raise CommandError(f"--epsilon: expected in [0, 1], got {epsilon}")
 
 
-def _restore(checkpoint: Path, device: str, epsilon: float, seed: int):
+def _restore(checkpoint: Path, device: str, epsilon: float | None, seed: int):
     """The checkpoint's agent; one line on stderr when Ctrl-C stopped its run there."""
     from agents.core.checkpoint import CheckpointError
     from agents.core.restore import restore_agent
@@ -118,8 +119,9 @@ class WatchConfig:
     fps: float | None = None
     """Window frame rate (none: the env's own)."""
     # --- run -------------------------------------------------------------------------------
-    epsilon: float = 0.0
-    """Exploration epsilon (0 = greedy)."""
+    epsilon: float | None = None
+    """Exploration epsilon (0: greedy; default: the run's --eval-epsilon, as its evaluations
+    played)."""
     seed: int | None = None
     """First reset seed (none: fresh seeds)."""
     device: Literal["auto", "cpu", "cuda"] = "auto"

@@ -41,12 +41,14 @@ class RunConfig(ConfigGroup):
 
     # --- evaluation and gate ---------------------------------------------------------------
     eval_every: int = 5_000
-    """Evaluate the greedy policy every this many steps of the run's clock (env steps; updates
+    """Evaluate the policy every this many steps of the run's clock (env steps; updates
     for offline algorithms) (0: only at the end)."""
     eval_episodes: int = 5
     """Episodes per evaluation."""
-    eval_epsilon: float = 0.0
-    """Exploration epsilon during evaluation."""
+    eval_epsilon: float | None = None
+    """Exploration epsilon during evaluation (default: 0.05 with grid or image observations,
+    where a greedy policy can repeat an action that changes nothing to the time limit; 0,
+    greedy, otherwise)."""
 
     limits: ClassVar[dict[str, float]] = {"torch_threads": 1024, "eval_episodes": 100_000}
 
