@@ -1,28 +1,49 @@
-import json, subprocess, sys, os, time, itertools
+"""R2D3 MountainCar to the first -120 at a few update settings; one JSON row per run.
+
+python benchmarks/results/time-to-result/mc_updates_sweep.py VARIANTS SEEDS OUT_DIR
+(VARIANTS: comma-separated names of CONF; SEEDS: comma-separated integers)
+"""
+
+import itertools
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[3]
+CLI = "import sys; from demostudio.cli import main; sys.exit(main(sys.argv[1:]))"
 CONF = {
     "default": [],
     "b16": ["--batch-size", "16"],
     "e4": ["--env-steps-per-update", "4"],
     "b64e4": ["--batch-size", "64", "--env-steps-per-update", "4"],
-    "b96e6": ["--batch-size", "96", "--env-steps-per-update", "6"],
     "t10": ["--burn-in", "5", "--trace", "10", "--period", "5"],
     "b16t10": ["--batch-size", "16", "--burn-in", "5", "--trace", "10", "--period", "5"],
 }
-names = sys.argv[1].split(",") if len(sys.argv) > 1 else list(CONF)
-seeds = [int(s) for s in sys.argv[2].split(",")] if len(sys.argv) > 2 else [0, 1, 2]
-out = open("/work/runs/mc_sweep/results.jsonl", "a")
-for seed, name in itertools.product(seeds, names):
-    rd = f"/work/runs/mc_sweep/{name}-s{seed}"
-    subprocess.run(["rm", "-rf", rd])
-    t = time.perf_counter(); load = os.getloadavg()[0]
-    p = subprocess.run([".venv/bin/python", "/work/scratch/phase_time.py", "train", "r2d3", "--env", "MountainCar-v0",
-        "--demos", "demos/MountainCar-v0", "--seed", str(seed), "--run-dir", rd, "--no-progress", *CONF[name]],
-        capture_output=True, text=True, env=dict(os.environ, SDL_VIDEODRIVER="dummy"), cwd="/work/main")
-    wall = time.perf_counter() - t
-    evals = [json.loads(l) for l in open(rd + "/metrics.jsonl") if '"eval"' in l]
-    hit = next((e for e in evals if e["eval_return"] >= -120), None)
-    lines = p.stderr.strip().splitlines()
-    row = {"conf": name, "seed": seed, "wall": round(wall, 1), "load": round(load, 2),
-           "hit_steps": hit and hit["env_steps"], "hit_updates": hit and hit.get("updates"),
-           "evals": [(e["env_steps"], e["eval_return"]) for e in evals], "timing": lines[-2] if len(lines) > 1 else p.stderr[-500:]}
-    print(json.dumps(row), file=out, flush=True); print(json.dumps(row)[:300], flush=True)
+
+
+def main() -> None:
+    names, seeds = sys.argv[1].split(","), [int(s) for s in sys.argv[2].split(",")]
+    out = Path(sys.argv[3])
+    out.mkdir(parents=True, exist_ok=True)
+    demos = str(ROOT / "demos" / "MountainCar-v0")
+    for seed, name in itertools.product(seeds, names):
+        run = out / f"{name}-s{seed}"
+        start, load = time.perf_counter(), os.getloadavg()[0]
+        argv = ["train", "r2d3", "--env", "MountainCar-v0", "--demos", demos, "--seed", str(seed),
+                "--run-dir", str(run), "--no-progress", *CONF[name]]  # fmt: skip
+        env = dict(os.environ, SDL_VIDEODRIVER="dummy")
+        subprocess.run([sys.executable, "-c", CLI, *argv], check=True, cwd=ROOT, env=env)
+        evals = [json.loads(line) for line in (run / "metrics.jsonl").open() if '"eval"' in line]
+        hit = next((e for e in evals if e["eval_return"] >= -120), None)
+        row = {"conf": name, "seed": seed, "wall": round(time.perf_counter() - start, 1),
+               "load": round(load, 2), "hit_steps": hit and hit["env_steps"],
+               "hit_updates": hit and hit.get("updates"),
+               "evals": [(e["env_steps"], e["eval_return"]) for e in evals]}  # fmt: skip
+        print(json.dumps(row), flush=True)
+
+
+if __name__ == "__main__":
+    main()
