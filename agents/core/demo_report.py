@@ -29,7 +29,8 @@ def demo_report(demos: Any, given: Sequence[str | os.PathLike]) -> list[str]:
     if demos.unchanged:
         lines.append(
             f"demos: {demos.unchanged} steps changed nothing (a pause, a press or a move that "
-            "did nothing) and are not learned from (--demo-unchanged-steps learn keeps them)"
+            "did nothing, or with skip-loops a round trip back to an observation) and are not "
+            "learned from (--demo-unchanged-steps learn keeps them)"
         )
     kinds: dict[str, list[Path]] = {"bad": [], "early": [], "recovered": [], "idle": []}
     for s in sums:

@@ -191,7 +191,7 @@ def load_demos(
     masks = [demo_mask(e, demo_steps) for e in episodes]
     if unchanged == "learn":
         return DemoSet(files, episodes, masks, summaries)
-    masks, skipped = skip_unchanged(episodes, masks)
+    masks, skipped = skip_unchanged(episodes, masks, loops=unchanged == "skip-loops")
     return DemoSet(files, episodes, masks, summaries, skipped)
 
 
@@ -288,7 +288,7 @@ class DemoFiles(NamedTuple):
     steps: str
     """``--demo-steps``: ``person`` or ``all``."""
     unchanged: str = "skip"
-    """``--demo-unchanged-steps``: ``skip`` or ``learn``."""
+    """``--demo-unchanged-steps``: ``skip``, ``skip-loops`` or ``learn``."""
 
     @classmethod
     def of(cls, cfg: DemoConfig) -> DemoFiles:

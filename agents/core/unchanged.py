@@ -12,6 +12,13 @@ these steps are left out of what the losses learn, exactly as an agent's steps b
 take-over are: the recurrent state still reads them and an n-step target that reaches one
 bootstraps from its observation. An expert's demos (a planner's) have none, so ``skip``
 leaves learning from them as it is.
+
+``skip-loops`` widens "changed nothing" from one step to a stretch: from an observation,
+through any steps, back to the same observation with no reward on the way. A wrong turn
+turned back, a walk away and back, a random press undone: the round trip got nowhere, and
+learned as a demonstration it teaches its first move in an observation the demonstrator
+later left the other way. A single unchanged step is the one-step round trip. Continuous
+observations (MountainCar) never repeat exactly, so there it leaves every step as it is.
 """
 
 from __future__ import annotations
@@ -38,13 +45,44 @@ def unchanged_steps(episode: EpisodeData) -> np.ndarray:
     return same
 
 
+def round_trip_steps(episode: EpisodeData) -> np.ndarray:
+    """``[T]`` bool: the steps of ``episode`` on a round trip (see the module doc), the union
+    of every stretch from an observation to a later equal one with no reward paid between."""
+    n = len(episode)
+    leaves = [np.asarray(leaf) for leaf in observation_leaves(episode.observations)]
+    for leaf in leaves:
+        if len(leaf) != n + 1:
+            raise ValueError(f"expected {n + 1} observations for {n} steps, got {len(leaf)}")
+    # observations between the same two paid steps share a stretch number
+    stretch = np.concatenate([[0], np.cumsum(np.asarray(episode.rewards) != 0)])
+    keys = [(int(stretch[t]), _observation_key(leaves, t)) for t in range(n + 1)]
+    last = {key: t for t, key in enumerate(keys)}
+    out, reach = np.zeros(n, bool), 0
+    for t in range(n):
+        reach = max(reach, last[keys[t]])
+        out[t] = reach > t
+    return out
+
+
+def _observation_key(leaves: list[np.ndarray], t: int) -> bytes:
+    """Observation ``t`` as bytes equal for equal observations (a text leaf by its value)."""
+    parts = []
+    for leaf in leaves:
+        value = leaf[t]
+        parts.append(repr(value).encode() if leaf.dtype == object else value.tobytes())
+        parts.append(b"\0")
+    return b"".join(parts)
+
+
 def skip_unchanged(
-    episodes: Sequence[EpisodeData], masks: Sequence[np.ndarray]
+    episodes: Sequence[EpisodeData], masks: Sequence[np.ndarray], loops: bool = False
 ) -> tuple[list[np.ndarray], int]:
     """``masks`` (``[T]`` bool per episode: the steps learned from) less each episode's
-    unchanged steps, and how many of the masked steps that took away."""
-    still = [unchanged_steps(e) & m for e, m in zip(episodes, masks, strict=True)]
+    unchanged steps (with ``loops``, its round trips too), and how many of the masked steps
+    that took away."""
+    find = round_trip_steps if loops else unchanged_steps
+    still = [find(e) & m for e, m in zip(episodes, masks, strict=True)]
     return [m & ~s for m, s in zip(masks, still)], sum(int(s.sum()) for s in still)
 
 
-__all__ = ["skip_unchanged", "unchanged_steps"]
+__all__ = ["round_trip_steps", "skip_unchanged", "unchanged_steps"]

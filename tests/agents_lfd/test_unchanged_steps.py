@@ -1,7 +1,8 @@
 """``--demo-unchanged-steps``: demo steps that changed nothing (a pause, a press that did
 nothing, a walk into a wall) are found exactly, left out of what the losses learn by default
-while the recurrent state still reads them, and learned from with ``learn``; an expert's
-demos, which have none, load exactly as they would without the option."""
+while the recurrent state still reads them, and learned from with ``learn``; ``skip-loops``
+also leaves out round trips back to an observation; an expert's demos, which have none,
+load exactly as they would without the option."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from agents.core.demos import DemoFiles, demo_sequences, load_demos
 from agents.core.networks import HeadSpec, NetworkSpec, RecurrentNetwork
 from agents.core.preprocess import make_preprocessor
 from agents.core.sequences import EndBehavior
-from agents.core.unchanged import unchanged_steps
+from agents.core.unchanged import round_trip_steps, unchanged_steps
 from agents.r2d3 import R2D3Config
 from demostudio.assets import SAMPLE_DEMOS
 from demostudio.episode import find_episodes, load_episode, make_env
@@ -135,10 +136,56 @@ def _cli(*argv: str) -> subprocess.CompletedProcess:
 def test_the_flag_is_in_help_and_refuses_other_values(tmp_path):
     shown = _cli("train", "r2d3", "--help")
     assert shown.returncode == 0
-    assert "--demo-unchanged-steps {skip,learn}" in " ".join(shown.stdout.split())
+    assert "--demo-unchanged-steps {skip,skip-loops,learn}" in " ".join(shown.stdout.split())
     bad = _cli("train", "r2d3", "--demos", str(HUMAN), "--demo-unchanged-steps", "wait",
                "--run-dir", str(tmp_path / "run"))  # fmt: skip
     assert bad.returncode == 2
     lines = [line for line in bad.stderr.splitlines() if line.strip()]
     assert "--demo-unchanged-steps" in lines[-1] and "invalid choice" in lines[-1]
     assert "Traceback" not in bad.stderr and not (tmp_path / "run").exists()
+
+
+def _walk(states: list[int], rewards: dict[int, float] | None = None):
+    """A DoorKey episode whose observation ``t`` is the direction ``states[t]``."""
+    e = _episodes(HUMAN)[0]
+    n = len(states) - 1
+    obs = {k: np.repeat(np.asarray(v)[:1], n + 1, axis=0) for k, v in e.observations.items()}
+    obs["direction"] = np.asarray(states, dtype=np.asarray(e.observations["direction"]).dtype)
+    paid = np.zeros(n, np.float32)
+    for t, r in (rewards or {}).items():
+        paid[t] = r
+    none = np.zeros(n, bool)
+    return dataclasses.replace(
+        e, observations=obs, actions=np.zeros(n, np.int64), rewards=paid,
+        terminations=none, truncations=none,
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("states", "rewards", "expected"),
+    [
+        ([0, 1, 0, 2], None, [1, 1, 0]),  # a turn turned back
+        ([0, 0, 1, 2], None, [1, 0, 0]),  # a pause: the one-step round trip
+        ([0, 1, 2, 3], None, [0, 0, 0]),  # progress only
+        ([0, 1, 0, 1, 2], None, [1, 1, 1, 0]),  # trips that overlap make one stretch
+        ([0, 1, 2, 1, 0, 3], None, [1, 1, 1, 1, 0]),  # the longest trip from 0 covers 1's
+        ([0, 1, 0, 2], {1: 1.0}, [0, 0, 0]),  # a reward on the way: it got somewhere
+    ],
+)
+def test_round_trips_are_the_stretches_back_to_an_observation(states, rewards, expected):
+    assert round_trip_steps(_walk(states, rewards)).tolist() == [bool(x) for x in expected]
+
+
+def test_skip_loops_leaves_out_round_trips_and_only_where_there_are_some():
+    env = make_env(DOORKEY)
+    human = load_demos([HUMAN], DOORKEY, env, unchanged="skip-loops")
+    skip = load_demos([HUMAN], DOORKEY, env)
+    learn = load_demos([HUMAN], DOORKEY, env, unchanged="learn")
+    assert human.unchanged > skip.unchanged > 0  # the round trips hold every pause and more
+    for i, e in enumerate(human.episodes):
+        trips = round_trip_steps(e)
+        assert (trips | ~unchanged_steps(e)).all()
+        assert np.array_equal(human.mask(i), learn.mask(i) & ~trips)
+    for env_id, folder in ((DOORKEY, EXPERT), ("MountainCar-v0", SAMPLE_DEMOS / "MountainCar-v0")):
+        same = load_demos([folder], env_id, make_env(env_id), unchanged="skip-loops")
+        assert same.unchanged == 0  # a planner never returns; continuous states never repeat

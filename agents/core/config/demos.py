@@ -8,9 +8,10 @@ from typing import ClassVar, Literal
 
 from agents.core.config.base import ConfigGroup
 
-UNCHANGED_STEPS = ("skip", "learn")
-"""``--demo-unchanged-steps``: leave the demo steps that changed nothing out of learning, or
-learn from them like any other."""
+UNCHANGED_STEPS = ("skip", "skip-loops", "learn")
+"""``--demo-unchanged-steps``: leave the demo steps that changed nothing out of learning
+(with ``skip-loops``, also the round trips back to an observation), or learn from them like
+any other."""
 
 
 def check_unchanged_choice(value: str) -> None:
@@ -36,12 +37,14 @@ class DemoConfig(ConfigGroup):
     burn-in context; a keyboard recording is all the person's anyway), and every step of a
     file no person acted in (a script's or an agent's demos). all: every step of every file,
     the agent's steps in take-over files too."""
-    demo_unchanged_steps: Literal["skip", "learn"] = "skip"
+    demo_unchanged_steps: Literal["skip", "skip-loops", "learn"] = "skip"
     """Demo steps that changed nothing (the next observation equals this one, no reward, the
     episode goes on: a pause, a press that did nothing, a walk into a wall). skip: not
     learned from (the recurrent state still reads them): they teach only waiting, and a
-    greedy policy that copies a wait loops on it until the time limit. learn: learned like
-    every other step."""
+    greedy policy that copies a wait loops on it until the time limit. skip-loops: also
+    every stretch that comes back to an observation it started from with no reward on the
+    way (a wrong turn turned back, a walk away and back), which got nowhere either. learn:
+    learned like every other step."""
 
     demos_required: ClassVar[bool] = True
     """A run needs --demos (False: ``demostudio coach``, whose corrections fill them;
