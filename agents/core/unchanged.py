@@ -7,10 +7,10 @@ Such a step says nothing about how to act: the same observation is followed, one
 steps later, by the demonstrator's real move. Learned as a demonstration (the large-margin
 loss ranks its action first, behaviour cloning copies it) it teaches the wait itself, in an
 observation the demonstrator also left by moving on; a greedy policy that picks the wait
-never sees anything else, and loops on it until the time limit. With ``skip`` (the default)
-these steps are left out of what the losses learn, exactly as an agent's steps before a
+never sees anything else, and loops on it until the time limit. With ``skip`` these steps
+are left out of what the losses learn, exactly as an agent's steps before a
 take-over are: the recurrent state still reads them and an n-step target that reaches one
-bootstraps from its observation. An expert's demos (a planner's) have none, so ``skip``
+bootstraps from its observation. An expert's demos (a planner's) have none, so either
 leaves learning from them as it is.
 
 ``skip-loops`` widens "changed nothing" from one step to a stretch: from an observation,
@@ -19,6 +19,11 @@ turned back, a walk away and back, a random press undone: the round trip got now
 learned as a demonstration it teaches its first move in an observation the demonstrator
 later left the other way. A single unchanged step is the one-step round trip. Continuous
 observations (MountainCar) never repeat exactly, so there it leaves every step as it is.
+It is the default: on MiniGrid-DoorKey-8x8 from the 10 human-style demos it took R2D3 from
+0.24 to 0.74 final return at 60k env steps (seed 0), ahead at every evaluation from 20k on
+two seeds (benchmarks/results/r2d3-doorkey-human). Where two different places look alike
+(a long blank wall in a partial view) a stretch between them is taken for a round trip and
+not learned from; the recurrent state still reads it.
 """
 
 from __future__ import annotations

@@ -71,7 +71,7 @@ def test_a_reward_an_end_or_any_changed_leaf_is_a_change():
 def test_expert_demos_have_none_and_load_the_same_either_way():
     for env_id, folder in ((DOORKEY, EXPERT), ("MountainCar-v0", SAMPLE_DEMOS / "MountainCar-v0")):
         env = make_env(env_id)
-        skip = load_demos([folder], env_id, env)
+        skip = load_demos([folder], env_id, env, unchanged="skip")
         learn = load_demos([folder], env_id, env, unchanged="learn")
         assert skip.unchanged == 0 and skip.steps == learn.steps > 0
         for i in range(len(skip.episodes)):
@@ -98,7 +98,7 @@ def _sequences(demos, env):
 
 def test_skip_learns_no_unchanged_step_but_keeps_it_as_context():
     env = make_env(DOORKEY)
-    skip = load_demos([HUMAN], DOORKEY, env)  # the default
+    skip = load_demos([HUMAN], DOORKEY, env, unchanged="skip")
     learn = load_demos([HUMAN], DOORKEY, env, unchanged="learn")
     still = [unchanged_steps(e) for e in skip.episodes]
     assert skip.unchanged == sum(int(s.sum()) for s in still) > 0
@@ -114,7 +114,7 @@ def test_skip_learns_no_unchanged_step_but_keeps_it_as_context():
 
 def test_the_setting_reaches_the_loader_from_every_demo_config():
     for cfg in (R2D3Config(demos=(HUMAN,)), BCConfig(demos=(HUMAN,))):
-        assert DemoFiles.of(cfg).unchanged == "skip"
+        assert DemoFiles.of(cfg).unchanged == "skip-loops"
         cfg.demo_unchanged_steps = "learn"
         assert DemoFiles.of(cfg).unchanged == "learn"
 
@@ -178,8 +178,8 @@ def test_round_trips_are_the_stretches_back_to_an_observation(states, rewards, e
 
 def test_skip_loops_leaves_out_round_trips_and_only_where_there_are_some():
     env = make_env(DOORKEY)
-    human = load_demos([HUMAN], DOORKEY, env, unchanged="skip-loops")
-    skip = load_demos([HUMAN], DOORKEY, env)
+    human = load_demos([HUMAN], DOORKEY, env)  # the default
+    skip = load_demos([HUMAN], DOORKEY, env, unchanged="skip")
     learn = load_demos([HUMAN], DOORKEY, env, unchanged="learn")
     assert human.unchanged > skip.unchanged > 0  # the round trips hold every pause and more
     for i, e in enumerate(human.episodes):

@@ -37,14 +37,14 @@ class DemoConfig(ConfigGroup):
     burn-in context; a keyboard recording is all the person's anyway), and every step of a
     file no person acted in (a script's or an agent's demos). all: every step of every file,
     the agent's steps in take-over files too."""
-    demo_unchanged_steps: Literal["skip", "skip-loops", "learn"] = "skip"
-    """Demo steps that changed nothing (the next observation equals this one, no reward, the
-    episode goes on: a pause, a press that did nothing, a walk into a wall). skip: not
-    learned from (the recurrent state still reads them): they teach only waiting, and a
-    greedy policy that copies a wait loops on it until the time limit. skip-loops: also
-    every stretch that comes back to an observation it started from with no reward on the
-    way (a wrong turn turned back, a walk away and back), which got nowhere either. learn:
-    learned like every other step."""
+    demo_unchanged_steps: Literal["skip", "skip-loops", "learn"] = "skip-loops"
+    """Demo steps that changed nothing. skip: the single steps after which the observation
+    is the same, with no reward and the episode going on (a pause, a press that did
+    nothing, a walk into a wall), are not learned from (the recurrent state still reads
+    them): they teach only waiting, and a greedy policy that copies a wait loops on it until
+    the time limit. skip-loops: also every stretch that comes back to an observation it
+    started from with no reward on the way (a wrong turn turned back, a walk away and
+    back), which got nowhere either. learn: learned like every other step."""
 
     demos_required: ClassVar[bool] = True
     """A run needs --demos (False: ``demostudio coach``, whose corrections fill them;
