@@ -175,7 +175,7 @@ def load_demos(
     env: gym.Env,
     accept_env_id: str | None = None,
     demo_steps: str = "person",
-    unchanged: str = "skip-loops",
+    unchanged: str = DemoConfig.demo_unchanged_steps,
 ) -> DemoSet:
     """Find, check and load the demo episodes under ``paths`` (files or folders), each with
     the mask of its demonstration steps (``demo_steps``: see :func:`demo_mask`), less the
@@ -287,7 +287,7 @@ class DemoFiles(NamedTuple):
     """``--demo-env-override``: the env id the demos may have been recorded on instead."""
     steps: str
     """``--demo-steps``: ``person`` or ``all``."""
-    unchanged: str = "skip-loops"
+    unchanged: str = DemoConfig.demo_unchanged_steps
     """``--demo-unchanged-steps``: ``skip``, ``skip-loops`` or ``learn``."""
 
     @classmethod

@@ -44,9 +44,7 @@ def unchanged_steps(episode: EpisodeData) -> np.ndarray:
     if n == 0:
         return np.zeros(0, bool)
     same = (episode.rewards == 0) & ~episode.terminations & ~episode.truncations
-    for leaf in map(np.asarray, observation_leaves(episode.observations)):
-        if len(leaf) != n + 1:
-            raise ValueError(f"expected {n + 1} observations for {n} steps, got {len(leaf)}")
+    for leaf in _leaves(episode):
         same &= (leaf[1:].reshape(n, -1) == leaf[:-1].reshape(n, -1)).all(axis=1)
     return same
 
@@ -55,10 +53,7 @@ def round_trip_steps(episode: EpisodeData) -> np.ndarray:
     """``[T]`` bool: the steps of ``episode`` on a round trip (see the module doc), the union
     of every stretch from an observation to a later equal one with no reward paid between."""
     n = len(episode)
-    leaves = [np.asarray(leaf) for leaf in observation_leaves(episode.observations)]
-    for leaf in leaves:
-        if len(leaf) != n + 1:
-            raise ValueError(f"expected {n + 1} observations for {n} steps, got {len(leaf)}")
+    leaves = _leaves(episode)
     # observations between the same two paid steps share a stretch number
     stretch = np.concatenate([[0], np.cumsum(np.asarray(episode.rewards) != 0)])
     keys = [(int(stretch[t]), _observation_key(leaves, t)) for t in range(n + 1)]
@@ -68,6 +63,16 @@ def round_trip_steps(episode: EpisodeData) -> np.ndarray:
         reach = max(reach, last[keys[t]])
         out[t] = reach > t
     return out
+
+
+def _leaves(episode: EpisodeData) -> list[np.ndarray]:
+    """The observation's leaves, ``[T+1, ...]`` each (ValueError when one is not)."""
+    n = len(episode)
+    leaves = [np.asarray(leaf) for leaf in observation_leaves(episode.observations)]
+    for leaf in leaves:
+        if len(leaf) != n + 1:
+            raise ValueError(f"expected {n + 1} observations for {n} steps, got {len(leaf)}")
+    return leaves
 
 
 def _observation_key(leaves: list[np.ndarray], t: int) -> bytes:
